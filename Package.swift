@@ -1,0 +1,80 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The module graph is the architecture: each target does one job and depends
+// only on targets listed above it. See README.md ("Layout").
+let package = Package(
+    name: "listd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "listd", targets: ["listd"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+    ],
+    targets: [
+        // MARK: System libraries and C shims
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "CSystem"),
+
+        // MARK: Foundations with no dependencies
+        .target(name: "ReactiveCore"),
+        .target(name: "SectionDiff"),
+        .target(name: "JSON"),
+
+        // MARK: Storage
+        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(
+            name: "ListStore",
+            dependencies: [
+                "Storage", "JSON", "SectionDiff", "ReactiveCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: HTTP
+        .target(name: "HTTP"),
+        .target(
+            name: "Server",
+            dependencies: [
+                "HTTP", "CSystem",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // MARK: The service
+        .target(
+            name: "ListAPI",
+            dependencies: [
+                "HTTP", "Server", "ListStore", "JSON", "SectionDiff", "ReactiveCore",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "listd",
+            dependencies: [
+                "ListAPI", "Server", "ListStore", "Storage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: Tests, one target per module
+        .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
+        .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
+        .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
+        .testTarget(name: "listdTests", dependencies: ["listd", "SectionDiff", "JSON"]),
+    ]
+)

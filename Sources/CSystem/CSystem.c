@@ -1,0 +1,3 @@
+#include "CSystem.h"
+
+int csystem_errno(void) { return errno; }

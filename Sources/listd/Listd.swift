@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `listd` command: a server for live, sectioned lists.
+@main
+struct Listd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listd",
+        abstract: "A server for live, sectioned lists.",
+        subcommands: [VersionCommand.self]
+    )
+}

@@ -1,0 +1,11 @@
+import Glibc
+import Testing
+@testable import Server
+
+@Suite struct SystemErrorTests {
+    @Test func namesTheCallAndTheReason() {
+        let error = SystemError(call: "bind", errno: EADDRINUSE)
+        #expect(error.description.hasPrefix("bind failed: "))
+        #expect(error.description.contains("errno \(EADDRINUSE)"))
+    }
+}
