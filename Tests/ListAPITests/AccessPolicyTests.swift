@@ -1,0 +1,59 @@
+import Testing
+@testable import ListAPI
+
+@Suite struct AccessPolicyTests {
+    let policy = AccessPolicy(writeToken: "w-secret", readToken: "r-secret")
+
+    @Test func withoutTokensEverythingIsAllowed() {
+        let open = AccessPolicy(writeToken: nil, readToken: nil)
+        #expect(open.decide(authorization: nil, access: .write) == .allowed)
+        #expect(!open.requiresAuthentication)
+    }
+
+    @Test func theWriteTokenReadsAndWrites() {
+        #expect(policy.decide(authorization: "Bearer w-secret", access: .write) == .allowed)
+        #expect(policy.decide(authorization: "bearer w-secret", access: .read) == .allowed)
+    }
+
+    @Test func theReadTokenOnlyReads() {
+        #expect(policy.decide(authorization: "Bearer r-secret", access: .read) == .allowed)
+        guard case .forbidden = policy.decide(authorization: "Bearer r-secret", access: .write) else {
+            Issue.record("a read token must not write")
+            return
+        }
+    }
+
+    @Test(arguments: [nil, "", "Bearer", "Bearer ", "Basic w-secret", "Bearer w-secre", "Bearer w-secrets", "Bearer W-SECRET"])
+    func missingOrWrongCredentialsAreUnauthenticated(_ header: String?) {
+        guard case .unauthenticated = policy.decide(authorization: header, access: .read) else {
+            Issue.record("\(String(describing: header)) must be refused")
+            return
+        }
+    }
+
+    @Test func constantTimeComparisonIsStillAnEqualityTest() {
+        #expect(AccessPolicy.constantTimeEquals(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!AccessPolicy.constantTimeEquals(Array("abd".utf8), Array("abc".utf8)))
+        #expect(!AccessPolicy.constantTimeEquals(Array("ab".utf8), Array("abc".utf8)))
+        #expect(!AccessPolicy.constantTimeEquals([], Array("abc".utf8)))
+        // A presented token that is 256 bytes longer must not wrap the length check.
+        #expect(!AccessPolicy.constantTimeEquals(Array("abc".utf8) + [UInt8](repeating: 0, count: 256), Array("abc".utf8)))
+    }
+
+    @Test func tokensAreNeverRendered() {
+        #expect(!policy.description.contains("secret"))
+        #expect(!String(describing: policy).contains("secret"))
+        #expect(!String(reflecting: policy).contains("secret"))
+        var dumped = ""
+        dump(policy, to: &dumped)
+        #expect(!dumped.contains("secret"))
+    }
+
+    @Test func badTokenConfigurationsAreExplained() {
+        #expect(AccessPolicy.validationFailure(writeToken: nil, readToken: "r") != nil)
+        #expect(AccessPolicy.validationFailure(writeToken: "same", readToken: "same") != nil)
+        #expect(AccessPolicy.validationFailure(writeToken: "has space", readToken: nil) != nil)
+        #expect(AccessPolicy.validationFailure(writeToken: "", readToken: nil) != nil)
+        #expect(AccessPolicy.validationFailure(writeToken: "w", readToken: "r") == nil)
+    }
+}
