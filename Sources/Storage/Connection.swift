@@ -151,7 +151,9 @@ public final class Connection {
     /// around it are fine): use `execute(_:)` for scripts. If the cached
     /// statement is still being stepped by an earlier caller (a nested query
     /// of the same SQL), a private uncached copy is returned instead, so the
-    /// outer iteration is never disturbed.
+    /// outer iteration is never disturbed. Two callers that hold the same
+    /// SQL's statement without stepping it share one object: finish with one
+    /// before preparing the other, or use `makeStatement(_:)`.
     ///
     /// - Complexity: O(1) on a hit.
     public func prepare(_ sql: String) throws(SQLiteError) -> Statement {

@@ -30,10 +30,12 @@ extension SQLValue: CustomStringConvertible {
         case .integer(let value): String(value)
         case .real(let value): String(value)
         case .text(let value): "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
-        case .blob(let bytes): "x'" + bytes.map { byte in
-            let hex = String(byte, radix: 16, uppercase: true)
-            return byte < 16 ? "0" + hex : hex
-        }.joined() + "'"
+        case .blob(let bytes):
+            "x'"
+                + bytes.map { byte in
+                    let hex = String(byte, radix: 16, uppercase: true)
+                    return byte < 16 ? "0" + hex : hex
+                }.joined() + "'"
         }
     }
 }

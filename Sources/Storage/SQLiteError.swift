@@ -61,6 +61,12 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     }
     /// Whether a FOREIGN KEY constraint refused a write.
     public var isForeignKeyViolation: Bool { extendedCode == SQLITE_CONSTRAINT_FOREIGNKEY }
+    /// Whether a NOT NULL constraint refused a write.
+    public var isNotNullViolation: Bool { extendedCode == SQLITE_CONSTRAINT_NOTNULL }
+    /// Whether a CHECK constraint refused a write.
+    public var isCheckViolation: Bool { extendedCode == SQLITE_CONSTRAINT_CHECK }
+    /// Whether a STRICT table refused a value of the wrong type.
+    public var isDatatypeViolation: Bool { extendedCode == SQLITE_CONSTRAINT_DATATYPE }
     /// Whether another connection held a lock past the busy timeout.
     public var isBusy: Bool { code == SQLITE_BUSY }
     /// Whether a lock conflict inside this same connection's shared cache (or a

@@ -110,8 +110,10 @@ import Testing
     @Test func rowExposesValuesAndColumnNames() throws {
         let db = try Connection(path: ":memory:")
         let rows = try db.query("SELECT 1 AS one, 'two' AS two, NULL AS three") { row in
-            (row.values, (0..<row.columnCount).map(row.columnName), row.columnIndex(named: "two"),
-             row.optionalText(2), row.optionalInt64(0))
+            (
+                row.values, (0..<row.columnCount).map(row.columnName), row.columnIndex(named: "two"),
+                row.optionalText(2), row.optionalInt64(0)
+            )
         }
         #expect(rows.count == 1)
         #expect(rows[0].0 == [.integer(1), .text("two"), .null])
@@ -171,7 +173,8 @@ import Testing
             }
             return .text(String(scalars))
         default:
-            return .blob((0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            return .blob(
+                (0..<Int.random(in: 0..<64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
         }
     }
 

@@ -14,8 +14,10 @@ import Testing
     /// A folder with the first `count` of three migrations, a README and a hidden file.
     private func folder(count: Int = 2) throws -> TemporaryDirectory {
         let dir = try TemporaryDirectory()
-        let files = [("0001_create_lists.sql", Self.createLists), ("0002_create_items.sql", Self.createItems),
-                     ("0003_add-epoch.sql", Self.addColumn)]
+        let files = [
+            ("0001_create_lists.sql", Self.createLists), ("0002_create_items.sql", Self.createItems),
+            ("0003_add-epoch.sql", Self.addColumn),
+        ]
         for (name, sql) in files.prefix(count) {
             try dir.write(name, sql)
         }
@@ -211,7 +213,9 @@ import Testing
 
     @Test func aMigrationThatCommitsItselfIsReported() throws {
         let db = try Connection(path: ":memory:")
-        let migrator = Migrator(migrations: [Migration(id: 1, name: "sneaky", sql: "CREATE TABLE a(x INTEGER) STRICT; COMMIT;")])
+        let migrator = Migrator(migrations: [
+            Migration(id: 1, name: "sneaky", sql: "CREATE TABLE a(x INTEGER) STRICT; COMMIT;")
+        ])
         let error = try #require(migrationError { _ = try migrator.migrate(db) })
         guard case .failed(let migration, let cause) = error else {
             Issue.record("expected failed, got \(error)")

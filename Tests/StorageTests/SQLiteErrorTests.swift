@@ -32,7 +32,9 @@ import Testing
         #expect(error.extendedCode == SQLITE_CONSTRAINT_UNIQUE)
         #expect(error.extendedCode == 2067)
         #expect(error.codeName == "SQLITE_CONSTRAINT_UNIQUE")
-        #expect(error.description.hasPrefix("SQLite error 19 (SQLITE_CONSTRAINT_UNIQUE): UNIQUE constraint failed: items.id"))
+        #expect(
+            error.description.hasPrefix(
+                "SQLite error 19 (SQLITE_CONSTRAINT_UNIQUE): UNIQUE constraint failed: items.id"))
     }
 
     @Test func strictTypeViolationAndNotNull() throws {
@@ -40,8 +42,14 @@ import Testing
         try db.execute("CREATE TABLE t(n INTEGER NOT NULL) STRICT")
         let datatype = try #require(sqliteError { try db.run("INSERT INTO t VALUES (?)", "text") })
         #expect(datatype.extendedCode == SQLITE_CONSTRAINT_DATATYPE)
+        #expect(datatype.isDatatypeViolation)
         let notNull = try #require(sqliteError { try db.run("INSERT INTO t VALUES (?)", nil as Int?) })
         #expect(notNull.extendedCode == SQLITE_CONSTRAINT_NOTNULL)
+        #expect(notNull.isNotNullViolation)
+        try db.execute("CREATE TABLE c(n INTEGER CHECK (n > 0)) STRICT")
+        let check = try #require(sqliteError { try db.run("INSERT INTO c VALUES (?)", 0) })
+        #expect(check.isCheckViolation)
+        #expect(check.message.contains("CHECK constraint failed"))
     }
 
     @Test func syntaxErrorFromPrepareAndFromExecute() throws {

@@ -18,7 +18,8 @@ struct SeededGenerator: RandomNumberGenerator {
 
     /// The seed from `LISTD_SEED`, or a fresh one; printed so a failure can be replayed.
     static func seed(for test: String) -> UInt64 {
-        let seed = ProcessInfo.processInfo.environment["LISTD_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["LISTD_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
         print("\(test): seed \(seed) (replay with LISTD_SEED=\(seed))")
         return seed
     }

@@ -111,7 +111,8 @@ import Testing
                 // Rolling back to a savepoint keeps it open: with nothing done
                 // yet, this only proves that sp2 exists and sp3 does not.
                 try db.execute("ROLLBACK TO sp2")
-                #expect(sqliteError { try db.execute("ROLLBACK TO sp3") }?.message.contains("no such savepoint") == true)
+                #expect(
+                    sqliteError { try db.execute("ROLLBACK TO sp3") }?.message.contains("no such savepoint") == true)
             }
             try db.execute("ROLLBACK TO sp1")
             try db.run("INSERT INTO t VALUES (1)")
@@ -207,7 +208,10 @@ import Testing
                         return (first, second)
                     }
                     guard case .integer(let a) = first, case .integer(let b) = second, a + b == 1000 else {
-                        failures.withLock { $0.append("inconsistent snapshot \(String(describing: first)) + \(String(describing: second))") }
+                        failures.withLock {
+                            $0.append(
+                                "inconsistent snapshot \(String(describing: first)) + \(String(describing: second))")
+                        }
                         return
                     }
                     snapshots.add(1, ordering: .relaxed)
