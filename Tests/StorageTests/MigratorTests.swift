@@ -1,5 +1,7 @@
 import CSQLite
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Storage
@@ -260,5 +262,39 @@ import Testing
         }
         let reader = try Connection(path: path, options: .init(readOnly: true))
         #expect(try Migrator(directory: dir.url).pending(reader).map(\.id) == [2])
+    }
+
+    /// Two processes starting at once must not both apply a migration: the
+    /// check is repeated under each migration's write lock.
+    @Test func concurrentMigratorsApplyEachMigrationOnce() throws {
+        let dbDir = try TemporaryDirectory()
+        let path = dbDir.path("race.sqlite")
+        let migrations = (1...8).map { id in
+            Migration(id: id, name: "step\(id)", sql: "CREATE TABLE t\(id)(x INTEGER) STRICT;")
+        }
+        let outcomes = Mutex<[Result<[Int], MigrationError>]>([])
+        let group = DispatchGroup()
+        for _ in 0..<2 {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                let outcome: Result<[Int], MigrationError>
+                do {
+                    let db = try Connection(path: path)
+                    outcome = .success(try Migrator(migrations: migrations).migrate(db).map(\.id))
+                } catch let error as MigrationError {
+                    outcome = .failure(error)
+                } catch {
+                    outcome = .failure(.database(SQLiteError(extendedCode: SQLITE_ERROR, message: "\(error)")))
+                }
+                outcomes.withLock { $0.append(outcome) }
+            }
+        }
+        group.wait()
+        let applied = try outcomes.withLock { results in try results.map { try $0.get() } }
+        #expect(applied.count == 2)
+        #expect(applied.flatMap { $0 }.sorted() == Array(1...8))
+        let db = try Connection(path: path)
+        #expect(try Migrator(migrations: migrations).applied(db).map(\.id) == Array(1...8))
     }
 }
