@@ -89,7 +89,7 @@ public final class Connection {
         sqlite3_busy_timeout(db, Int32(clamping: max(0, milliseconds)))
 
         if options.journalModeWAL && !options.readOnly {
-            let mode = try pragmaText("PRAGMA journal_mode=WAL").lowercased()
+            let mode = try switchToWAL(timeout: options.busyTimeout)
             // An in-memory database cannot use WAL; it reports "memory".
             if mode != "wal" && !(mode == "memory" && isInMemory) {
                 throw SQLiteError(
@@ -106,6 +106,28 @@ public final class Connection {
         try execute("PRAGMA temp_store=MEMORY")
         try execute("PRAGMA cache_size=-\(max(0, options.cacheSizeKiB))")
         try execute("PRAGMA journal_size_limit=\(options.journalSizeLimit)")
+    }
+
+    /// Sets `journal_mode=WAL` and returns the mode SQLite reports.
+    ///
+    /// While another connection is creating or converting the same file,
+    /// SQLite answers the journal-mode change with `SQLITE_BUSY` at once,
+    /// without calling the busy handler; so retry here, within the same
+    /// busy timeout the handler would have used.
+    private func switchToWAL(timeout: Duration) throws(SQLiteError) -> String {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        var pause: Int32 = 1
+        while true {
+            do {
+                let current = try pragmaText("PRAGMA journal_mode").lowercased()
+                if current == "wal" { return current }
+                return try pragmaText("PRAGMA journal_mode=WAL").lowercased()
+            } catch where error.isBusy && clock.now < deadline {
+                sqlite3_sleep(pause)
+                pause = min(pause * 2, 50)
+            }
+        }
     }
 
     private func pragmaText(_ sql: String) throws(SQLiteError) -> String {

@@ -1,5 +1,7 @@
 import CSQLite
+import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Storage
@@ -133,5 +135,34 @@ import Testing
         // Trailing separators and comments are not a second statement.
         #expect(try db.scalar("SELECT 5; -- five\n ; /* done */") == .integer(5))
         #expect(sqliteError { _ = try db.prepare("  -- nothing\n") }?.isMisuse == true)
+    }
+
+    /// Connections racing to open a brand-new file all end up in WAL: SQLite
+    /// refuses a concurrent journal-mode change with an immediate
+    /// `SQLITE_BUSY`, which the connection must wait out, not report.
+    @Test func concurrentOpensOfAFreshFileAllGetWAL() throws {
+        let dir = try TemporaryDirectory()
+        let failures = Mutex<[String]>([])
+        for round in 0..<SeededGenerator.cases(normal: 25, long: 200) {
+            let path = dir.path("fresh\(round).sqlite")
+            let group = DispatchGroup()
+            for _ in 0..<4 {
+                group.enter()
+                Thread.detachNewThread {
+                    defer { group.leave() }
+                    do {
+                        let db = try Connection(path: path)
+                        let mode = try db.scalar("PRAGMA journal_mode")
+                        if mode != .text("wal") {
+                            failures.withLock { $0.append("round \(round): journal_mode \(String(describing: mode))") }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("round \(round): \(error)") }
+                    }
+                }
+            }
+            group.wait()
+        }
+        #expect(failures.withLock { $0 } == [])
     }
 }
