@@ -123,7 +123,8 @@ public final class Connection {
                 let current = try pragmaText("PRAGMA journal_mode").lowercased()
                 if current == "wal" { return current }
                 return try pragmaText("PRAGMA journal_mode=WAL").lowercased()
-            } catch  where error.isBusy && clock.now < deadline {
+            } catch {
+                guard error.isBusy, clock.now < deadline else { throw error }
                 sqlite3_sleep(pause)
                 pause = min(pause * 2, 50)
             }
