@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Storage
 
 @Suite struct SQLiteLibraryTests {
