@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// The flags of `listd serve`. Each has an environment variable (named in its
+/// help) that is used when the flag is not given; the flag wins.
+struct ServeOptions: ParsableArguments {
+    @Option(help: "Address to listen on (env: LISTD_HOST; default: 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "TCP port; 0 picks a free one (env: LISTD_PORT; default: 8080).")
+    var port: Int?
+
+    @Option(help: "SQLite database file, created if missing (env: LISTD_DB; default: ./listd.sqlite).")
+    var db: String?
+
+    @OptionGroup var storage: StorageOptions
+
+    @Flag(help: "Do not apply pending migrations on start; refuse to start if any are pending (env: LISTD_NO_MIGRATE).")
+    var noMigrate = false
+
+    @Option(help: "durable commits: full (fsync on every commit) or normal (may lose the last commits on power loss) (env: LISTD_SYNCHRONOUS; default: full).")
+    var synchronous: SynchronousMode?
+
+    @Option(help: "Event-loop threads (env: LISTD_EVENT_LOOPS; default: the number of cores).")
+    var eventLoops: Int?
+
+    @Option(help: "Most open connections; over it listd answers 503 (env: LISTD_MAX_CONNECTIONS; default: the file-descriptor limit less a reserve).")
+    var maxConnections: Int?
+
+    @Option(help: "Largest request body in bytes (env: LISTD_MAX_BODY_BYTES; default: 8388608).")
+    var maxBodyBytes: Int?
+
+    @Option(help: "Largest model of a section or item in bytes (env: LISTD_MAX_MODEL_BYTES; default: 65536).")
+    var maxModelBytes: Int?
+
+    @Option(help: "Versions of history kept per list for change streams (env: LISTD_HISTORY_VERSIONS; default: 10000).")
+    var historyVersions: Int?
+
+    @Option(help: "Oldest history kept, e.g. 7d, 12h; 0 keeps it by count only (env: LISTD_HISTORY_AGE; default: 7d).")
+    var historyAge: DurationArgument?
+
+    @Option(help: "Bearer token that may read and write; prefer the variable, since flags show in ps (env: LISTD_WRITE_TOKEN).")
+    var writeToken: String?
+
+    @Option(help: "Bearer token that may only read (env: LISTD_READ_TOKEN).")
+    var readToken: String?
+
+    @Flag(help: "Allow listening on a non-loopback address without a token (env: LISTD_ALLOW_UNAUTHENTICATED).")
+    var allowUnauthenticated = false
+
+    @Option(help: "How long a graceful shutdown waits for requests in flight (env: LISTD_DRAIN_TIMEOUT; default: 10s).")
+    var drainTimeout: DurationArgument?
+
+    @OptionGroup var logging: LoggingOptions
+}
+
+/// Where the SQL migrations are; shared by `serve` and `migrate`.
+struct StorageOptions: ParsableArguments {
+    @Option(help: "Folder of NNNN_name.sql migrations (env: LISTD_MIGRATIONS; default: ./Migrations, else beside the binary, else ../share/listd/Migrations from it).")
+    var migrations: String?
+
+    /// The migrations folder: the flag or variable if given (it must exist),
+    /// else the first default location that exists.
+    func migrationsDirectory(_ resolver: EnvironmentResolver) throws -> URL {
+        if let given = try resolver.resolve(migrations, "LISTD_MIGRATIONS") {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: given, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw ValidationError("the migrations folder \(given) does not exist") }
+            return URL(fileURLWithPath: given)
+        }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        let candidates = [
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("Migrations"),
+            executable.appendingPathComponent("Migrations"),
+            executable.deletingLastPathComponent().appendingPathComponent("share/listd/Migrations"),
+        ]
+        for candidate in candidates {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue {
+                return candidate
+            }
+        }
+        throw ValidationError(
+            "no Migrations folder found (looked in \(candidates.map(\.path).joined(separator: ", "))); pass --migrations")
+    }
+}
+
+/// Logging flags; shared by every command that logs.
+struct LoggingOptions: ParsableArguments {
+    @Option(help: "trace, debug, info, notice, warning, error or critical (env: LISTD_LOG_LEVEL; default: info).")
+    var logLevel: Logger.Level?
+
+    /// Sends swift-log's output to standard error at the chosen level.
+    func bootstrap(_ resolver: EnvironmentResolver) throws -> Logger {
+        let level = try resolver.resolve(logLevel, "LISTD_LOG_LEVEL", default: .info)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "listd")
+        logger.logLevel = level
+        return logger
+    }
+}
+
+/// SQLite's `synchronous` setting, as the command line spells it.
+enum SynchronousMode: String, ExpressibleByArgument, CaseIterable {
+    case full, normal
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
