@@ -165,6 +165,10 @@ extension Stage {
             }
             let staying = result[section].items
             let count = staying.count + (end - start)
+            for index in start..<end where incoming[index].at.element < 0 || incoming[index].at.element >= count {
+                let bad = incoming[index]
+                throw failure(bad.field, bad.entry, "item \(bad.at) is out of range: section \(section) has \(count) items after the stage")
+            }
             var items: [Item] = []
             items.reserveCapacity(count)
             var nextStayingItem = 0
@@ -182,12 +186,8 @@ extension Stage {
                     nextStayingItem += 1
                 }
             }
-            if next < end {
-                throw failure(incoming[next].field, incoming[next].entry, "item \(incoming[next].at) is out of range: section \(section) has \(count) items after the stage")
-            }
-            if incoming[start].at.element < 0 {
-                throw failure(first.field, first.entry, "item \(first.at) is out of range")
-            }
+            // In range and distinct, so every incoming item found its place.
+            precondition(next == end, "item slot accounting")
             result[section].items = items
             start = end
         }

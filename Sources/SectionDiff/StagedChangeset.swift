@@ -142,8 +142,12 @@ public struct ChangeSize: Hashable, Sendable {
     /// Item values carried: inserted and updated items, and the items of inserted sections.
     public var carriedItems = 0
 
-    /// A zero size.
-    public init() {}
+    /// Creates a size; zero by default.
+    public init(operations: Int = 0, carriedSections: Int = 0, carriedItems: Int = 0) {
+        self.operations = operations
+        self.carriedSections = carriedSections
+        self.carriedItems = carriedItems
+    }
 
     /// Whether this change weighs more than a snapshot of `sections` sections
     /// holding `items` items in all (one unit per entry and per value carried).
