@@ -178,21 +178,24 @@ func measure<Model, Item>(runs: Int, _ old: [ArraySection<Model, Item>], _ new: 
 
 func milliseconds(_ duration: Duration) -> String {
     let value = Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
-    let rounded = (value * 10).rounded() / 10
-    return "\(rounded) ms"
+    // Tenths by integer arithmetic: the benchmark links no math library.
+    let tenths = Int(value * 10 + 0.5)
+    return "\(tenths / 10).\(tenths % 10) ms"
 }
 
-func nanosecondsPerItem(_ duration: Duration, _ items: Int) -> Double {
+func nanosecondsPerItem(_ duration: Duration, _ items: Int) -> String {
     let ns = Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
-    return (ns / Double(items) * 10).rounded() / 10
+    let tenths = Int(ns / Double(items) * 10 + 0.5)
+    return "\(tenths / 10).\(tenths % 10)"
 }
 
 let arguments = CommandLine.arguments.dropFirst()
 let runs = arguments.first.flatMap { Int($0) } ?? 7
+let scalingOnly = arguments.dropFirst().first == "scaling"
 print("SectionDiff benchmarks: median of \(runs) runs, release build")
 print("workload        | types   | time      | stages | moves reported | real moves")
 print("----------------|---------|-----------|--------|----------------|-----------")
-for workload in [workloadA(), workloadB(), workloadC(count: 1_000_000, seed: 0xC)] {
+for workload in scalingOnly ? [] : [workloadA(), workloadB(), workloadC(count: 1_000_000, seed: 0xC)] {
     let generic = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
     let listd = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
     for (types, result) in [("generic", generic), ("listd", listd)] {
@@ -209,7 +212,7 @@ for count in [10_000, 100_000, 1_000_000] {
     let generic = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
     let listd = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
     print(
-        "\(String(count).padding(9)) | \(String(nanosecondsPerItem(generic.median, workload.itemCount)).padding(15)) | "
+        "\(String(count).padding(9)) | \(nanosecondsPerItem(generic.median, workload.itemCount).padding(15)) | "
             + "\(nanosecondsPerItem(listd.median, workload.itemCount))")
 }
 

@@ -35,6 +35,16 @@ struct IdentityTable {
     @inlinable @inline(__always)
     static func tag(_ hash: Int) -> UInt64 { UInt64(UInt32(truncatingIfNeeded: hash)) << 32 }
 
+    /// Reads the home slot of `hash`, to bring it into the cache ahead of use.
+    @inlinable @inline(__always)
+    func peek(hash: Int) -> UInt64 { slots[home(hash)] }
+
+    /// Keeps the values read by ``peek(hash:)`` from being optimised away.
+    @inlinable @inline(never)
+    func keepAlive(_ value: UInt64) {
+        if value == 1 { slots[0] = slots[0] }
+    }
+
     /// Stores `index` unless an element with an equal identity is stored; returns
     /// that element's index in that case, or -1 when `index` was stored.
     @inlinable @inline(__always)

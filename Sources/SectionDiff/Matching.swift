@@ -91,40 +91,74 @@ struct Matching {
         let table = IdentityTable(count: oldTotal)
         defer { table.deallocate() }
         oldSectionOf.withUnsafeMutableBufferPointer { oldSectionOf in
-            for s in old.indices {
-                let base = oldStart[s]
-                old[s].items.withUnsafeBufferPointer { items in
-                    for i in items.indices {
-                        oldSectionOf[base + i] = Int32(s)
-                    }
-                    for i in items.indices {
-                        _ = table.insert(hash: items[i].identityHash, index: Int32(base + i)) { other in
-                            let os = Int(oldSectionOf[Int(other)])
-                            return old[os].items[Int(other) - oldStart[os]].id == items[i].id
+            oldMatch.withUnsafeMutableBufferPointer { oldMatch in
+                for s in old.indices {
+                    let base = oldStart[s]
+                    old[s].items.withUnsafeBufferPointer { items in
+                        for i in items.indices {
+                            oldSectionOf[base + i] = Int32(s)
+                        }
+                        // In blocks: hash a block and read its home slots first, so
+                        // the cache misses of a block overlap instead of queueing.
+                        withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { hashes in
+                            var blockStart = 0
+                            var touched: UInt64 = 0
+                            while blockStart < items.count {
+                                let blockEnd = min(blockStart + 16, items.count)
+                                for i in blockStart..<blockEnd {
+                                    let hash = items[i].identityHash
+                                    hashes[i - blockStart] = hash
+                                    touched |= table.peek(hash: hash)
+                                }
+                                for i in blockStart..<blockEnd {
+                                    let earlier = table.insert(hash: hashes[i - blockStart], index: Int32(base + i)) {
+                                        other in
+                                        let os = Int(oldSectionOf[Int(other)])
+                                        return old[os].items[Int(other) - oldStart[os]].id == items[i].id
+                                    }
+                                    // A later duplicate is marked -2: never matched, so deleted.
+                                    if earlier >= 0 { oldMatch[base + i] = -2 }
+                                }
+                                blockStart = blockEnd
+                            }
+                            table.keepAlive(touched)
                         }
                     }
                 }
-            }
-            oldMatch.withUnsafeMutableBufferPointer { oldMatch in
                 newMatch.withUnsafeMutableBufferPointer { newMatch in
                     newSectionOf.withUnsafeMutableBufferPointer { newSectionOf in
                         itemChanged.withUnsafeMutableBufferPointer { itemChanged in
+                            var predicted = 0
                             for t in new.indices {
                                 let base = newStart[t]
                                 new[t].items.withUnsafeBufferPointer { items in
                                     for j in items.indices {
                                         let h = base + j
                                         newSectionOf[h] = Int32(t)
-                                        let g = table.find(hash: items[j].identityHash) { other in
-                                            let os = Int(oldSectionOf[Int(other)])
-                                            return old[os].items[Int(other) - oldStart[os]].id == items[j].id
+                                        // Most items follow the item that followed their
+                                        // predecessor before: try that one without hashing.
+                                        // Only an unmatched first occurrence qualifies, so
+                                        // duplicates pair exactly as through the table.
+                                        var g: Int32 = -1
+                                        if predicted < oldTotal && oldMatch[predicted] == -1 {
+                                            let os = Int(oldSectionOf[predicted])
+                                            if old[os].items[predicted - oldStart[os]].id == items[j].id {
+                                                g = Int32(predicted)
+                                            }
                                         }
-                                        if g >= 0 && oldMatch[Int(g)] < 0 {
+                                        if g < 0 {
+                                            g = table.find(hash: items[j].identityHash) { other in
+                                                let os = Int(oldSectionOf[Int(other)])
+                                                return old[os].items[Int(other) - oldStart[os]].id == items[j].id
+                                            }
+                                        }
+                                        if g >= 0 && oldMatch[Int(g)] == -1 {
                                             oldMatch[Int(g)] = Int32(h)
                                             newMatch[h] = g
                                             let os = Int(oldSectionOf[Int(g)])
                                             itemChanged[h] = !old[os].items[Int(g) - oldStart[os]]
                                                 .hasSameContent(as: items[j])
+                                            predicted = Int(g) + 1
                                         }
                                     }
                                 }
