@@ -72,7 +72,9 @@ enum ItemFate: UInt8 {
 ///
 /// One stage suffices exactly when nothing below happens, and then only stage 1 is
 /// non-empty. Two stages are needed when (a) an item or a section is both moved
-/// and updated, since UIKit forbids both in one batch; (b) a surviving item leaves
+/// and updated, since UIKit forbids both in one batch (moved, that is, by the
+/// fewest moves chosen: when several longest increasing subsequences exist, the
+/// one patience sorting finds may move an updated item that another would keep); (b) a surviving item leaves
 /// a deleted section, since it must move out in a batch before the one that
 /// deletes the section; or (c) an item enters an inserted section, since the
 /// section must exist before the batch that moves the item in. Our second stage
