@@ -66,6 +66,14 @@ let package = Package(
             ]
         ),
 
+        // MARK: Benchmarks (release builds only; see Benchmarks/DiffBenchmarks/README.md)
+        .executableTarget(
+            name: "DiffBenchmarks",
+            dependencies: ["SectionDiff"],
+            path: "Benchmarks/DiffBenchmarks",
+            exclude: ["README.md"]
+        ),
+
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
