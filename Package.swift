@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "Storage", "JSON", "SectionDiff", "ReactiveCore",
+                "Storage", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
