@@ -72,7 +72,7 @@ final class ListWriter {
         return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
     }
 
-    func apply(_ ops: [Operation], to list: Identifier, expectedVersion: Int64?, now: Int64) throws(StoreError)
+    func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?, now: Int64) throws(StoreError)
         -> (WriteResult, [Commit])
     {
         guard ops.count <= configuration.maxOpsPerWrite else {
@@ -182,7 +182,7 @@ final class ListWriter {
 
     // MARK: One op
 
-    private func apply(_ op: Operation, to target: inout Target) throws(StoreError) {
+    private func apply(_ op: ListOperation, to target: inout Target) throws(StoreError) {
         let list = target.id
         switch op {
         case .insertSection(let new, let at):

@@ -110,7 +110,7 @@ public final class SQLiteStore: Store {
         try await read { reader throws(StoreError) in try reader.meta(list).head }
     }
 
-    public func apply(_ ops: [Operation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
+    public func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
         -> WriteResult
     {
         try await write { writer, now throws(StoreError) in
@@ -146,7 +146,7 @@ public final class SQLiteStore: Store {
         feed.subscribe(observer)
     }
 
-    /// Runs SQLite's `integrity_check` on a reader connection: `["ok"]` when sound.
+    /// Runs SQLite's `integrity_check` on a reader connection: the problems found, empty when sound.
     public func integrityCheck() async throws(StoreError) -> [String] {
         try await read { reader throws(StoreError) in
             try reader.db.integrityCheck()

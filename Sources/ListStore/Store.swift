@@ -24,7 +24,7 @@ public protocol Store: Sendable {
     /// With `expectedVersion`, fails with `versionMismatch` (writing nothing)
     /// unless the list is at that version. A write whose every op is a no-op
     /// (same model, same place) does not bump the version.
-    func apply(_ ops: [Operation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
+    func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
         -> WriteResult
 
     /// Replaces the whole content (`PUT`): entities are matched by id and kept,

@@ -34,7 +34,7 @@ public struct NewSection: Sendable, Hashable {
 /// Positions follow API.md: `at` is an index in `0...count` (default: append);
 /// a move's `to` is the index the entity has after the move, so within one
 /// section it is in `0..<count` and into another section in `0...count`.
-public enum Operation: Sendable, Hashable {
+public enum ListOperation: Sendable, Hashable {
     /// Inserts a section (with its items) at `at`, or appends it when `at` is `nil`.
     case insertSection(NewSection, at: Int?)
     /// Replaces a section's model.
