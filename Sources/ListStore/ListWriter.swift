@@ -11,9 +11,12 @@ final class ListWriter {
     let db: Database
     let configuration: StoreConfiguration
 
+    let keys: PositionKeys
+
     init(db: Database, configuration: StoreConfiguration) {
         self.db = db
         self.configuration = configuration
+        self.keys = PositionKeys(gap: configuration.positionGap)
     }
 
     // MARK: History kinds
@@ -51,12 +54,12 @@ final class ListWriter {
             VALUES (?, ?, ?, 1, 1, 1, ?, ?)
             """, listID.sql, name.sql, epoch.sql, now.sql, now.sql)
         try db.run("INSERT INTO versions (list_id, version, committed_at) VALUES (?, 1, ?)", listID.sql, now.sql)
-        let sectionKeys = PositionKeys.spread(count: sections.count)
+        let sectionKeys = keys.spread(count: sections.count)
         for (section, key) in zip(sections, sectionKeys) {
             try db.run(
                 "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
                 listID.sql, section.id.sql, key.sql, section.model.canonicalText.sql)
-            for (item, itemKey) in zip(section.items, PositionKeys.spread(count: section.items.count)) {
+            for (item, itemKey) in zip(section.items, keys.spread(count: section.items.count)) {
                 try db.run(
                     "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
                     listID.sql, item.id.sql, section.id.sql, itemKey.sql, item.model.canonicalText.sql)
@@ -134,7 +137,7 @@ final class ListWriter {
                        model: old.model, in: &target)
             try db.run("DELETE FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql)
         }
-        let sectionKeys = PositionKeys.spread(count: body.count)
+        let sectionKeys = keys.spread(count: body.count)
         for (section, key) in zip(body, sectionKeys) {
             if let old = sectionsByID[section.id] {
                 let newKey = orderChanged ? key : old.position
@@ -153,7 +156,7 @@ final class ListWriter {
             }
         }
         for section in body {
-            for (item, key) in zip(section.items, PositionKeys.spread(count: section.items.count)) {
+            for (item, key) in zip(section.items, keys.spread(count: section.items.count)) {
                 if let old = itemsByID[item.id] {
                     let newKey = orderChanged ? key : old.position
                     if old.section != section.id || old.position != newKey || old.model != item.model.canonicalText {
@@ -212,7 +215,7 @@ final class ListWriter {
             try db.run(
                 "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
                 list.sql, sectionID.sql, key.sql, new.model.canonicalText.sql)
-            for ((id, model), itemKey) in zip(items, PositionKeys.spread(count: items.count)) {
+            for ((id, model), itemKey) in zip(items, keys.spread(count: items.count)) {
                 try record(.item, id.rawValue, existed: false, in: &target)
                 try db.run(
                     "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
@@ -332,23 +335,23 @@ final class ListWriter {
         let skip = excluding?.rawValue ?? ""
         let offset = max(0, index - 1)
         let limit = index == 0 ? 1 : 2
-        let keys: [Int64]
+        let neighbours: [Int64]
         switch group {
         case .sections:
-            keys = try db.rows(
+            neighbours = try db.rows(
                 "SELECT position FROM sections WHERE list_id = ? AND id != ? ORDER BY position LIMIT ? OFFSET ?",
                 [list.sql, skip.sql, limit.sql, offset.sql]) { $0.int64(0) }
         case .items(let section):
-            keys = try db.rows(
+            neighbours = try db.rows(
                 """
                 SELECT position FROM items WHERE list_id = ? AND section_id = ? AND id != ?
                 ORDER BY position LIMIT ? OFFSET ?
                 """,
                 [list.sql, section.sql, skip.sql, limit.sql, offset.sql]) { $0.int64(0) }
         }
-        let lower: Int64? = index == 0 ? nil : keys.first
-        let upper: Int64? = index == 0 ? keys.first : (keys.count > 1 ? keys[1] : nil)
-        if let key = PositionKeys.between(lower, upper) { return key }
+        let lower: Int64? = index == 0 ? nil : neighbours.first
+        let upper: Int64? = index == 0 ? neighbours.first : (neighbours.count > 1 ? neighbours[1] : nil)
+        if let key = keys.between(lower, upper) { return key }
         return try renumber(group, reserving: index, excluding: skip, in: &target)
     }
 
@@ -363,9 +366,9 @@ final class ListWriter {
             let rows = try db.rows(
                 "SELECT id, position, model FROM sections WHERE list_id = ? AND id != ? ORDER BY position",
                 [list.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
-            var keys = PositionKeys.spread(count: rows.count + 1)
-            let reserved = keys.remove(at: index)
-            for ((id, position, model), key) in zip(rows, keys) where position != key {
+            var spread = keys.spread(count: rows.count + 1)
+            let reserved = spread.remove(at: index)
+            for ((id, position, model), key) in zip(rows, spread) where position != key {
                 try record(.section, id.rawValue, existed: true, section: nil, position: position, model: model,
                            in: &target)
                 try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
@@ -377,9 +380,9 @@ final class ListWriter {
                 SELECT id, position, model FROM items WHERE list_id = ? AND section_id = ? AND id != ?
                 ORDER BY position
                 """, [list.sql, section.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
-            var keys = PositionKeys.spread(count: rows.count + 1)
-            let reserved = keys.remove(at: index)
-            for ((id, position, model), key) in zip(rows, keys) where position != key {
+            var spread = keys.spread(count: rows.count + 1)
+            let reserved = spread.remove(at: index)
+            for ((id, position, model), key) in zip(rows, spread) where position != key {
                 try record(.item, id.rawValue, existed: true, section: section, position: position, model: model,
                            in: &target)
                 try db.run("UPDATE items SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)

@@ -27,6 +27,10 @@ public struct StoreConfiguration: Sendable {
     public var maxWritesPerCommit: Int
     /// How long a connection waits on another's lock before failing.
     public var busyTimeout: Duration
+    /// The spacing of sibling position keys (2...2^40). The default, 2^32,
+    /// allows 32 inserts at one spot before a section is renumbered; tests use
+    /// a small gap to make renumbering frequent.
+    public var positionGap: Int64
 
     /// Creates a configuration; every parameter has listd's default.
     public init(
@@ -40,7 +44,8 @@ public struct StoreConfiguration: Sendable {
         historyAge: Duration = .seconds(7 * 24 * 3600),
         readers: Int = 2,
         maxWritesPerCommit: Int = 512,
-        busyTimeout: Duration = .seconds(5)
+        busyTimeout: Duration = .seconds(5),
+        positionGap: Int64 = 1 << 32
     ) {
         self.migrationsDirectory = migrationsDirectory
         self.fullSync = fullSync
@@ -53,5 +58,6 @@ public struct StoreConfiguration: Sendable {
         self.readers = readers
         self.maxWritesPerCommit = maxWritesPerCommit
         self.busyTimeout = busyTimeout
+        self.positionGap = positionGap
     }
 }
