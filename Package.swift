@@ -74,7 +74,9 @@ let package = Package(
         .testTarget(
             name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter"]),
         .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
-        .executableTarget(name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks"),
+        .executableTarget(
+            name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
+            exclude: ["README.md"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
         .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),

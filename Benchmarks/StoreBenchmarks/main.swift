@@ -64,7 +64,9 @@ do {
                 return count
             }
         }
-        return try await group.reduce(0, +)
+        var total = 0
+        for try await count in group { total += count }
+        return total
     }
     let elapsed = Date().timeIntervalSince(start)
     let after = store.counters
