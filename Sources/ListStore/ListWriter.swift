@@ -205,12 +205,7 @@ final class ListWriter {
                     throw StoreError(.duplicateId, "item \"\(id)\" already exists")
                 }
             }
-            let count = try sectionCount(list, excluding: nil)
-            let index = at ?? count
-            guard (0...count).contains(index) else {
-                throw StoreError(.positionOutOfRange, "position \(index) is out of range 0...\(count) for sections")
-            }
-            let key = try key(for: .sections, at: index, excluding: nil, in: &target)
+            let key = try place(.sections, at: at, excluding: nil, in: &target)
             try record(.section, sectionID.rawValue, existed: false, in: &target)
             try db.run(
                 "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
@@ -233,14 +228,12 @@ final class ListWriter {
 
         case .moveSection(let id, let to):
             guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
-            let others = try sectionCount(list, excluding: id)
-            guard (0...others).contains(to) else {
-                throw StoreError(.positionOutOfRange, "position \(to) is out of range 0...\(others) for sections")
+            if to >= 0 {
+                let current = try db.integer(
+                    "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, old.position.sql)
+                guard current != Int64(to) else { return }
             }
-            let current = try db.integer(
-                "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, old.position.sql)
-            guard current != Int64(to) else { return }
-            let key = try key(for: .sections, at: to, excluding: id, in: &target)
+            let key = try place(.sections, at: to, excluding: id, in: &target)
             try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
                        in: &target)
             try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
@@ -266,13 +259,7 @@ final class ListWriter {
             if try itemRow(list, itemID) != nil {
                 throw StoreError(.duplicateId, "item \"\(itemID)\" already exists")
             }
-            let count = try itemCount(list, section, excluding: nil)
-            let index = at ?? count
-            guard (0...count).contains(index) else {
-                throw StoreError(
-                    .positionOutOfRange, "position \(index) is out of range 0...\(count) for section \"\(section)\"")
-            }
-            let key = try key(for: .items(section), at: index, excluding: nil, in: &target)
+            let key = try place(.items(section), at: at, excluding: nil, in: &target)
             try record(.item, itemID.rawValue, existed: false, in: &target)
             try db.run(
                 "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
@@ -293,19 +280,13 @@ final class ListWriter {
             if destination != old.section {
                 guard try sectionExists(list, destination) else { throw notFound(section: destination) }
             }
-            let others = try itemCount(list, destination, excluding: id)
-            guard (0...others).contains(to) else {
-                throw StoreError(
-                    .positionOutOfRange,
-                    "position \(to) is out of range 0...\(others) for section \"\(destination)\"")
-            }
-            if destination == old.section {
+            if destination == old.section && to >= 0 {
                 let current = try db.integer(
                     "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND position < ?",
                     list.sql, destination.sql, old.position.sql)
                 guard current != Int64(to) else { return }
             }
-            let key = try key(for: .items(destination), at: to, excluding: id, in: &target)
+            let key = try place(.items(destination), at: to, excluding: id, in: &target)
             try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
                        model: old.model, in: &target)
             try db.run("UPDATE items SET section_id = ?, position = ? WHERE list_id = ? AND id = ?",
@@ -327,27 +308,43 @@ final class ListWriter {
     }
 
     /// A key for a sibling that will sit at `index` among the group's other
-    /// members (all but `excluding`), renumbering the group when none fits.
-    private func key(for group: Group, at index: Int, excluding: Identifier?, in target: inout Target)
+    /// members (all but `excluding`), or at the end when `index` is `nil`;
+    /// renumbers the group when no key fits.
+    ///
+    /// Only the neighbours are read (an `OFFSET` walk of the position index),
+    /// never the whole group, and the group is counted only to word an error.
+    /// - Throws: `positionOutOfRange` when `index` is outside `0...count`.
+    private func place(_ group: Group, at index: Int?, excluding: Identifier?, in target: inout Target)
         throws(StoreError) -> Int64
     {
         let list = target.id
         let skip = excluding?.rawValue ?? ""
-        let offset = max(0, index - 1)
-        let limit = index == 0 ? 1 : 2
-        let neighbours: [Int64]
+        let (table, filter, values): (String, String, [SQLValue])
         switch group {
         case .sections:
-            neighbours = try db.rows(
-                "SELECT position FROM sections WHERE list_id = ? AND id != ? ORDER BY position LIMIT ? OFFSET ?",
-                [list.sql, skip.sql, limit.sql, offset.sql]) { $0.int64(0) }
+            (table, filter, values) = ("sections", "list_id = ? AND id != ?", [list.sql, skip.sql])
         case .items(let section):
-            neighbours = try db.rows(
-                """
-                SELECT position FROM items WHERE list_id = ? AND section_id = ? AND id != ?
-                ORDER BY position LIMIT ? OFFSET ?
-                """,
-                [list.sql, section.sql, skip.sql, limit.sql, offset.sql]) { $0.int64(0) }
+            (table, filter, values) = ("items", "list_id = ? AND section_id = ? AND id != ?", [list.sql, section.sql, skip.sql])
+        }
+        guard let index else {
+            let last = try db.rows(
+                "SELECT position FROM \(table) WHERE \(filter) ORDER BY position DESC LIMIT 1", values) { $0.int64(0) }
+            if let key = keys.between(last.first, nil) { return key }
+            return try renumber(group, reserving: nil, excluding: skip, in: &target)
+        }
+        let neighbours =
+            index < 0
+            ? []
+            : try db.rows(
+                "SELECT position FROM \(table) WHERE \(filter) ORDER BY position LIMIT ? OFFSET ?",
+                values + [(index == 0 ? 1 : 2).sql, max(0, index - 1).sql]) { $0.int64(0) }
+        guard index >= 0, index == 0 || !neighbours.isEmpty else {
+            let count = try db.rows("SELECT count(*) FROM \(table) WHERE \(filter)", values) { $0.int64(0) }.first ?? 0
+            let range = "\(index) is out of range 0...\(count)"
+            switch group {
+            case .sections: throw StoreError(.positionOutOfRange, "position \(range) for sections")
+            case .items(let section): throw StoreError(.positionOutOfRange, "position \(range) for section \"\(section)\"")
+            }
         }
         let lower: Int64? = index == 0 ? nil : neighbours.first
         let upper: Int64? = index == 0 ? neighbours.first : (neighbours.count > 1 ? neighbours[1] : nil)
@@ -357,7 +354,7 @@ final class ListWriter {
 
     /// Spreads the group's keys evenly, leaving slot `index` free, and returns
     /// that slot's key. Every row whose key changes is a recorded change.
-    private func renumber(_ group: Group, reserving index: Int, excluding skip: String, in target: inout Target)
+    private func renumber(_ group: Group, reserving index: Int?, excluding skip: String, in target: inout Target)
         throws(StoreError) -> Int64
     {
         let list = target.id
@@ -367,7 +364,7 @@ final class ListWriter {
                 "SELECT id, position, model FROM sections WHERE list_id = ? AND id != ? ORDER BY position",
                 [list.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
             var spread = keys.spread(count: rows.count + 1)
-            let reserved = spread.remove(at: index)
+            let reserved = spread.remove(at: index ?? rows.count)
             for ((id, position, model), key) in zip(rows, spread) where position != key {
                 try record(.section, id.rawValue, existed: true, section: nil, position: position, model: model,
                            in: &target)
@@ -381,7 +378,7 @@ final class ListWriter {
                 ORDER BY position
                 """, [list.sql, section.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
             var spread = keys.spread(count: rows.count + 1)
-            let reserved = spread.remove(at: index)
+            let reserved = spread.remove(at: index ?? rows.count)
             for ((id, position, model), key) in zip(rows, spread) where position != key {
                 try record(.item, id.rawValue, existed: true, section: section, position: position, model: model,
                            in: &target)
@@ -519,19 +516,6 @@ final class ListWriter {
         try db.first("SELECT section_id, position, model FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql) {
             (section: $0.identifier(0), position: $0.int64(1), model: $0.text(2))
         }
-    }
-
-    private func sectionCount(_ list: Identifier, excluding: Identifier?) throws(StoreError) -> Int {
-        Int(try db.integer(
-            "SELECT count(*) FROM sections WHERE list_id = ? AND id != ?", list.sql, (excluding?.rawValue ?? "").sql))
-    }
-
-    private func itemCount(_ list: Identifier, _ section: Identifier, excluding: Identifier?) throws(StoreError)
-        -> Int
-    {
-        Int(try db.integer(
-            "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND id != ?",
-            list.sql, section.sql, (excluding?.rawValue ?? "").sql))
     }
 
     private func notFound(section id: Identifier) -> StoreError {
