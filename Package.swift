@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "Storage", "JSON", "SectionDiff", "ReactiveCore",
+                "Storage", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -79,7 +79,12 @@ let package = Package(
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
-        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff"]),
+        .testTarget(
+            name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter"]),
+        .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
+        .executableTarget(
+            name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
+            exclude: ["README.md"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
         .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
