@@ -346,9 +346,12 @@ struct WriterLoop {
         }
         statistics.commits.add(1, ordering: .relaxed)
         statistics.writes.add(succeeded.count, ordering: .relaxed)
+        // Publish before answering: whoever keeps a cache of heads from the
+        // feed has heard of a commit before its writer can read it back, so a
+        // client never sees its own acknowledged write missing.
+        feed.publish(succeeded.flatMap(\.1.commits))
         for (write, error) in failed { write.fail(error) }
         for (_, completed) in succeeded { completed.succeed() }
-        feed.publish(succeeded.flatMap(\.1.commits))
     }
 
     /// One bounded pruning transaction. - Returns: whether more work may remain.
