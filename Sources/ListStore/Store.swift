@@ -44,6 +44,8 @@ public protocol Store: Sendable {
 
     /// Registers `observer` to hear of every durable commit that changed or
     /// deleted a list. It is called on the store's writer thread after the
-    /// commit, never under a lock; it must return quickly.
+    /// commit and before the writers are answered (so a cache fed by it is
+    /// never behind a client's own acknowledged write), never under a lock; it
+    /// must return quickly.
     func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription
 }
