@@ -33,7 +33,7 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "Storage", "JSON", "SectionDiff", "ReactiveCore",
+                "Storage", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -66,12 +66,25 @@ let package = Package(
             ]
         ),
 
+        // MARK: Benchmarks (release builds only; see Benchmarks/DiffBenchmarks/README.md)
+        .executableTarget(
+            name: "DiffBenchmarks",
+            dependencies: ["SectionDiff"],
+            path: "Benchmarks/DiffBenchmarks",
+            exclude: ["README.md"]
+        ),
+
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
-        .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff"]),
+        .testTarget(
+            name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter"]),
+        .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
+        .executableTarget(
+            name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
+            exclude: ["README.md"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
         .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),

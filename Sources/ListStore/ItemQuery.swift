@@ -1,0 +1,73 @@
+import JSON
+
+/// A filtered, paginated read of a list's items (`GET /lists/{list}/items`).
+public struct ItemQuery: Sendable, Hashable {
+    /// One `where=path:value` condition: the model's value at `path` equals `value`.
+    public struct Condition: Sendable, Hashable {
+        /// Object keys and array indices (as decimal text), outermost first.
+        public var path: [String]
+        /// The value required there: a string, number, boolean or null.
+        public var value: JSONValue
+
+        /// Creates a condition.
+        public init(path: [String], value: JSONValue) {
+            self.path = path
+            self.value = value
+        }
+    }
+
+    /// Only items of this section, when set.
+    public var section: Identifier?
+    /// Conditions that must all hold.
+    public var conditions: [Condition]
+    /// A substring that must occur in one of the model's string values
+    /// (case-insensitive), when set.
+    public var text: String?
+    /// The most items to return (1...``StoreConfiguration/maxPageSize``).
+    public var limit: Int
+    /// The cursor of the previous page, or `nil` for the first page.
+    public var after: String?
+
+    /// Creates a query.
+    public init(
+        section: Identifier? = nil, conditions: [Condition] = [], text: String? = nil, limit: Int = 100,
+        after: String? = nil
+    ) {
+        self.section = section
+        self.conditions = conditions
+        self.text = text
+        self.limit = limit
+        self.after = after
+    }
+}
+
+/// One page of an items query.
+public struct ItemPage: Sendable, Hashable {
+    /// One matching item and where it sits.
+    public struct Entry: Sendable, Hashable {
+        /// The item's section.
+        public var section: Identifier
+        /// The item.
+        public var item: ItemSnapshot
+
+        /// Creates an entry.
+        public init(section: Identifier, item: ItemSnapshot) {
+            self.section = section
+            self.item = item
+        }
+    }
+
+    /// The matching items in list order (section order, then item order).
+    public var entries: [Entry]
+    /// Pass as ``ItemQuery/after`` for the next page; `nil` when this page is the last.
+    public var nextCursor: String?
+    /// The list's version when the page was read.
+    public var version: Int64
+
+    /// Creates a page.
+    public init(entries: [Entry], nextCursor: String?, version: Int64) {
+        self.entries = entries
+        self.nextCursor = nextCursor
+        self.version = version
+    }
+}

@@ -1,0 +1,111 @@
+/// An item to insert: the id is made by the store when omitted.
+public struct NewItem: Sendable, Hashable {
+    /// The id to use, or `nil` to have one generated.
+    public var id: Identifier?
+    /// The item's model.
+    public var model: Model
+
+    /// Creates a new item; the model defaults to `{}`.
+    public init(id: Identifier? = nil, model: Model = .emptyObject) {
+        self.id = id
+        self.model = model
+    }
+}
+
+/// A section to insert, possibly with items: the id is made when omitted.
+public struct NewSection: Sendable, Hashable {
+    /// The id to use, or `nil` to have one generated.
+    public var id: Identifier?
+    /// The section's model.
+    public var model: Model
+    /// The section's items, in order.
+    public var items: [NewItem]
+
+    /// Creates a new section; the model defaults to `{}` and the items to none.
+    public init(id: Identifier? = nil, model: Model = .emptyObject, items: [NewItem] = []) {
+        self.id = id
+        self.model = model
+        self.items = items
+    }
+}
+
+/// One write op of `PATCH /lists/{list}`.
+///
+/// Positions follow API.md: `at` is an index in `0...count` (default: append);
+/// a move's `to` is the index the entity has after the move, so within one
+/// section it is in `0..<count` and into another section in `0...count`.
+public enum ListOperation: Sendable, Hashable {
+    /// Inserts a section (with its items) at `at`, or appends it when `at` is `nil`.
+    case insertSection(NewSection, at: Int?)
+    /// Replaces a section's model.
+    case updateSection(id: Identifier, model: Model)
+    /// Moves a section so it ends up at index `to`.
+    case moveSection(id: Identifier, to: Int)
+    /// Deletes a section and its items.
+    case deleteSection(id: Identifier)
+    /// Inserts an item into `section` at `at`, or appends it when `at` is `nil`.
+    case insertItem(section: Identifier, item: NewItem, at: Int?)
+    /// Replaces an item's model.
+    case updateItem(id: Identifier, model: Model)
+    /// Moves an item to index `to` of `section` (its own section when `nil`).
+    case moveItem(id: Identifier, section: Identifier?, to: Int)
+    /// Deletes an item.
+    case deleteItem(id: Identifier)
+
+    /// The op's name as API.md spells it, used in error details.
+    public var name: String {
+        switch self {
+        case .insertSection: "insertSection"
+        case .updateSection: "updateSection"
+        case .moveSection: "moveSection"
+        case .deleteSection: "deleteSection"
+        case .insertItem: "insertItem"
+        case .updateItem: "updateItem"
+        case .moveItem: "moveItem"
+        case .deleteItem: "deleteItem"
+        }
+    }
+}
+
+/// What a committed write did to its list.
+public struct WriteResult: Sendable, Hashable {
+    /// The list written.
+    public var list: Identifier
+    /// The list's epoch.
+    public var epoch: String
+    /// The version before the write.
+    public var previousVersion: Int64
+    /// The version after the write; equal to ``previousVersion`` when nothing changed.
+    public var version: Int64
+    /// Whether the write changed the list (and so bumped its version).
+    public var changed: Bool
+
+    /// Creates a result.
+    public init(list: Identifier, epoch: String, previousVersion: Int64, version: Int64, changed: Bool) {
+        self.list = list
+        self.epoch = epoch
+        self.previousVersion = previousVersion
+        self.version = version
+        self.changed = changed
+    }
+}
+
+/// A durable change to one list, announced to ``Store/onCommit(_:)`` observers.
+public struct Commit: Sendable, Hashable {
+    /// The list that changed.
+    public var list: Identifier
+    /// Its epoch (of the deleted list, when ``deleted``).
+    public var epoch: String
+    /// Its version after the commit (the last version, when ``deleted``).
+    public var version: Int64
+    /// Whether the list was deleted.
+    public var deleted: Bool
+
+    /// Creates a commit record.
+    public init(list: Identifier, epoch: String, version: Int64, deleted: Bool) {
+        self.list = list
+        self.epoch = epoch
+        self.version = version
+        self.deleted = deleted
+    }
+}

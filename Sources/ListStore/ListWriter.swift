@@ -1,0 +1,578 @@
+import Foundation
+import Storage
+
+/// Applies writes to the database on the writer thread, inside the writer's
+/// transaction and the write's savepoint; it never commits.
+///
+/// Every change records the touched entity's before-image in `history` at the
+/// write's new version (first touch wins), which is what lets a reader rebuild
+/// the snapshot at any retained version.
+final class ListWriter {
+    let db: Database
+    let configuration: StoreConfiguration
+
+    let keys: PositionKeys
+
+    init(db: Database, configuration: StoreConfiguration) {
+        self.db = db
+        self.configuration = configuration
+        self.keys = PositionKeys(gap: configuration.positionGap)
+    }
+
+    // MARK: History kinds
+
+    enum Kind: Int64 {
+        case list = 0
+        case section = 1
+        case item = 2
+    }
+
+    /// The list a write is changing, and whether it has changed yet.
+    struct Target {
+        let id: Identifier
+        let epoch: String
+        let version: Int64
+        var changed = false
+        var newVersion: Int64 { version + 1 }
+    }
+
+    // MARK: Whole-list writes
+
+    func createList(id: Identifier?, name: String, sections: [NewSection], now: Int64) throws(StoreError)
+        -> (ListSnapshot, [Commit])
+    {
+        try checkName(name)
+        let sections = try prepareBody(sections)
+        let listID = id ?? Identifier.generate()
+        if try db.first("SELECT 1 FROM lists WHERE id = ?", listID.sql, read: { _ in true }) != nil {
+            throw StoreError(.listAlreadyExists, "list \"\(listID)\" already exists")
+        }
+        let epoch = Identifier.generate().rawValue
+        try db.run(
+            """
+            INSERT INTO lists (id, name, epoch, version, history_floor, history_pruned, created_at, updated_at)
+            VALUES (?, ?, ?, 1, 1, 1, ?, ?)
+            """, listID.sql, name.sql, epoch.sql, now.sql, now.sql)
+        try db.run("INSERT INTO versions (list_id, version, committed_at) VALUES (?, 1, ?)", listID.sql, now.sql)
+        let sectionKeys = keys.spread(count: sections.count)
+        for (section, key) in zip(sections, sectionKeys) {
+            try db.run(
+                "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
+                listID.sql, section.id.sql, key.sql, section.model.canonicalText.sql)
+            for (item, itemKey) in zip(section.items, keys.spread(count: section.items.count)) {
+                try db.run(
+                    "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
+                    listID.sql, item.id.sql, section.id.sql, itemKey.sql, item.model.canonicalText.sql)
+            }
+        }
+        let snapshot = ListSnapshot(id: listID, name: name, epoch: epoch, version: 1, sections: sections)
+        return (snapshot, [Commit(list: listID, epoch: epoch, version: 1, deleted: false)])
+    }
+
+    func deleteList(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> [Commit] {
+        let target = try load(list, expectedVersion: expectedVersion)
+        try db.run("DELETE FROM lists WHERE id = ?", list.sql)
+        return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
+    }
+
+    func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?, now: Int64) throws(StoreError)
+        -> (WriteResult, [Commit])
+    {
+        guard ops.count <= configuration.maxOpsPerWrite else {
+            throw StoreError(
+                .limitExceeded,
+                "a write holds at most \(configuration.maxOpsPerWrite) ops, this one has \(ops.count)")
+        }
+        var target = try load(list, expectedVersion: expectedVersion)
+        for (index, op) in ops.enumerated() {
+            do {
+                try apply(op, to: &target)
+            } catch {
+                var error = error
+                error.detail = "op \(index) (\(op.name)): \(error.detail)"
+                error.operationIndex = index
+                throw error
+            }
+        }
+        return try finish(target, now: now)
+    }
+
+    func replace(
+        _ list: Identifier, name: String?, sections newSections: [NewSection], expectedVersion: Int64?, now: Int64
+    ) throws(StoreError) -> (WriteResult, [Commit]) {
+        if let name { try checkName(name) }
+        let body = try prepareBody(newSections)
+        var target = try load(list, expectedVersion: expectedVersion)
+
+        if let name {
+            let oldName = try db.first("SELECT name FROM lists WHERE id = ?", list.sql) { $0.text(0) } ?? name
+            if oldName != name {
+                try record(.list, "", existed: true, section: nil, position: nil, model: oldName, in: &target)
+                try db.run("UPDATE lists SET name = ? WHERE id = ?", name.sql, list.sql)
+            }
+        }
+
+        let oldSections = try db.rows(
+            "SELECT id, position, model FROM sections WHERE list_id = ?", [list.sql]
+        ) { row in (row.identifier(0), (position: row.int64(1), model: row.text(2))) }
+        let oldItems = try db.rows(
+            "SELECT id, section_id, position, model FROM items WHERE list_id = ?", [list.sql]
+        ) { row in (row.identifier(0), (section: row.identifier(1), position: row.int64(2), model: row.text(3))) }
+        let sectionsByID = Dictionary(oldSections, uniquingKeysWith: { first, _ in first })
+        let itemsByID = Dictionary(oldItems, uniquingKeysWith: { first, _ in first })
+
+        // Whether the order changes is a question about ranks, not keys.
+        let oldOrder = oldSections.sorted { $0.1.position < $1.1.position }.map(\.0)
+        let oldItemOrder = Dictionary(grouping: oldItems, by: { $0.1.section }).mapValues { items in
+            items.sorted { $0.1.position < $1.1.position }.map(\.0)
+        }
+        let orderChanged =
+            oldOrder != body.map(\.id)
+            || body.contains { (oldItemOrder[$0.id] ?? []) != $0.items.map(\.id) }
+
+        var keep = Set<Identifier>()
+        for section in body { for item in section.items { keep.insert(item.id) } }
+        for (id, old) in oldItems where !keep.contains(id) {
+            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
+                       model: old.model, in: &target)
+            try db.run("DELETE FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql)
+        }
+        let sectionKeys = keys.spread(count: body.count)
+        for (section, key) in zip(body, sectionKeys) {
+            if let old = sectionsByID[section.id] {
+                let newKey = orderChanged ? key : old.position
+                if old.position != newKey || old.model != section.model.canonicalText {
+                    try record(.section, section.id.rawValue, existed: true, section: nil, position: old.position,
+                               model: old.model, in: &target)
+                    try db.run(
+                        "UPDATE sections SET position = ?, model = ? WHERE list_id = ? AND id = ?",
+                        newKey.sql, section.model.canonicalText.sql, list.sql, section.id.sql)
+                }
+            } else {
+                try record(.section, section.id.rawValue, existed: false, in: &target)
+                try db.run(
+                    "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
+                    list.sql, section.id.sql, key.sql, section.model.canonicalText.sql)
+            }
+        }
+        for section in body {
+            for (item, key) in zip(section.items, keys.spread(count: section.items.count)) {
+                if let old = itemsByID[item.id] {
+                    let newKey = orderChanged ? key : old.position
+                    if old.section != section.id || old.position != newKey || old.model != item.model.canonicalText {
+                        try record(.item, item.id.rawValue, existed: true, section: old.section,
+                                   position: old.position, model: old.model, in: &target)
+                        try db.run(
+                            "UPDATE items SET section_id = ?, position = ?, model = ? WHERE list_id = ? AND id = ?",
+                            section.id.sql, newKey.sql, item.model.canonicalText.sql, list.sql, item.id.sql)
+                    }
+                } else {
+                    try record(.item, item.id.rawValue, existed: false, in: &target)
+                    try db.run(
+                        "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
+                        list.sql, item.id.sql, section.id.sql, key.sql, item.model.canonicalText.sql)
+                }
+            }
+        }
+        let bodySectionIDs = Set(body.map(\.id))
+        for (id, old) in oldSections where !bodySectionIDs.contains(id) {
+            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                       in: &target)
+            try db.run("DELETE FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql)
+        }
+        return try finish(target, now: now)
+    }
+
+    // MARK: One op
+
+    private func apply(_ op: ListOperation, to target: inout Target) throws(StoreError) {
+        let list = target.id
+        switch op {
+        case .insertSection(let new, let at):
+            try checkModel(new.model, "section model")
+            for item in new.items { try checkModel(item.model, "model of item \(item.id.map { "\"\($0)\"" } ?? "")") }
+            let sectionID = new.id ?? Identifier.generate()
+            if try sectionExists(list, sectionID) {
+                throw StoreError(.duplicateId, "section \"\(sectionID)\" already exists")
+            }
+            let items = new.items.map { ($0.id ?? Identifier.generate(), $0.model) }
+            var seen = Set<Identifier>()
+            for (id, _) in items {
+                if !seen.insert(id).inserted {
+                    throw StoreError(.duplicateId, "item \"\(id)\" appears twice in the new section")
+                }
+                if try itemRow(list, id) != nil {
+                    throw StoreError(.duplicateId, "item \"\(id)\" already exists")
+                }
+            }
+            let key = try place(.sections, at: at, excluding: nil, in: &target)
+            try record(.section, sectionID.rawValue, existed: false, in: &target)
+            try db.run(
+                "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
+                list.sql, sectionID.sql, key.sql, new.model.canonicalText.sql)
+            for ((id, model), itemKey) in zip(items, keys.spread(count: items.count)) {
+                try record(.item, id.rawValue, existed: false, in: &target)
+                try db.run(
+                    "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
+                    list.sql, id.sql, sectionID.sql, itemKey.sql, model.canonicalText.sql)
+            }
+
+        case .updateSection(let id, let model):
+            try checkModel(model, "section model")
+            guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
+            guard old.model != model.canonicalText else { return }
+            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                       in: &target)
+            try db.run("UPDATE sections SET model = ? WHERE list_id = ? AND id = ?",
+                       model.canonicalText.sql, list.sql, id.sql)
+
+        case .moveSection(let id, let to):
+            guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
+            if to >= 0 {
+                let current = try db.integer(
+                    "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, old.position.sql)
+                guard current != Int64(to) else { return }
+            }
+            let key = try place(.sections, at: to, excluding: id, in: &target)
+            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                       in: &target)
+            try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
+
+        case .deleteSection(let id):
+            guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
+            let items = try db.rows(
+                "SELECT id, position, model FROM items WHERE list_id = ? AND section_id = ?", [list.sql, id.sql]
+            ) { row in (row.identifier(0), row.int64(1), row.text(2)) }
+            for (itemID, position, model) in items {
+                try record(.item, itemID.rawValue, existed: true, section: id, position: position, model: model,
+                           in: &target)
+            }
+            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                       in: &target)
+            try db.run("DELETE FROM items WHERE list_id = ? AND section_id = ?", list.sql, id.sql)
+            try db.run("DELETE FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql)
+
+        case .insertItem(let section, let new, let at):
+            try checkModel(new.model, "item model")
+            guard try sectionExists(list, section) else { throw notFound(section: section) }
+            let itemID = new.id ?? Identifier.generate()
+            if try itemRow(list, itemID) != nil {
+                throw StoreError(.duplicateId, "item \"\(itemID)\" already exists")
+            }
+            let key = try place(.items(section), at: at, excluding: nil, in: &target)
+            try record(.item, itemID.rawValue, existed: false, in: &target)
+            try db.run(
+                "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
+                list.sql, itemID.sql, section.sql, key.sql, new.model.canonicalText.sql)
+
+        case .updateItem(let id, let model):
+            try checkModel(model, "item model")
+            guard let old = try itemRow(list, id) else { throw notFound(item: id) }
+            guard old.model != model.canonicalText else { return }
+            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
+                       model: old.model, in: &target)
+            try db.run("UPDATE items SET model = ? WHERE list_id = ? AND id = ?",
+                       model.canonicalText.sql, list.sql, id.sql)
+
+        case .moveItem(let id, let section, let to):
+            guard let old = try itemRow(list, id) else { throw notFound(item: id) }
+            let destination = section ?? old.section
+            if destination != old.section {
+                guard try sectionExists(list, destination) else { throw notFound(section: destination) }
+            }
+            if destination == old.section && to >= 0 {
+                let current = try db.integer(
+                    "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND position < ?",
+                    list.sql, destination.sql, old.position.sql)
+                guard current != Int64(to) else { return }
+            }
+            let key = try place(.items(destination), at: to, excluding: id, in: &target)
+            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
+                       model: old.model, in: &target)
+            try db.run("UPDATE items SET section_id = ?, position = ? WHERE list_id = ? AND id = ?",
+                       destination.sql, key.sql, list.sql, id.sql)
+
+        case .deleteItem(let id):
+            guard let old = try itemRow(list, id) else { throw notFound(item: id) }
+            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
+                       model: old.model, in: &target)
+            try db.run("DELETE FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql)
+        }
+    }
+
+    // MARK: Positions
+
+    enum Group {
+        case sections
+        case items(Identifier)
+    }
+
+    /// A key for a sibling that will sit at `index` among the group's other
+    /// members (all but `excluding`), or at the end when `index` is `nil`;
+    /// renumbers the group when no key fits.
+    ///
+    /// Only the neighbours are read (an `OFFSET` walk of the position index),
+    /// never the whole group, and the group is counted only to word an error.
+    /// - Throws: `positionOutOfRange` when `index` is outside `0...count`.
+    private func place(_ group: Group, at index: Int?, excluding: Identifier?, in target: inout Target)
+        throws(StoreError) -> Int64
+    {
+        let list = target.id
+        let skip = excluding?.rawValue ?? ""
+        let (table, filter, values): (String, String, [SQLValue])
+        switch group {
+        case .sections:
+            (table, filter, values) = ("sections", "list_id = ? AND id != ?", [list.sql, skip.sql])
+        case .items(let section):
+            (table, filter, values) = ("items", "list_id = ? AND section_id = ? AND id != ?", [list.sql, section.sql, skip.sql])
+        }
+        guard let index else {
+            let last = try db.rows(
+                "SELECT position FROM \(table) WHERE \(filter) ORDER BY position DESC LIMIT 1", values) { $0.int64(0) }
+            if let key = keys.between(last.first, nil) { return key }
+            return try renumber(group, reserving: nil, excluding: skip, in: &target)
+        }
+        let neighbours =
+            index < 0
+            ? []
+            : try db.rows(
+                "SELECT position FROM \(table) WHERE \(filter) ORDER BY position LIMIT ? OFFSET ?",
+                values + [(index == 0 ? 1 : 2).sql, max(0, index - 1).sql]) { $0.int64(0) }
+        guard index >= 0, index == 0 || !neighbours.isEmpty else {
+            let count = try db.rows("SELECT count(*) FROM \(table) WHERE \(filter)", values) { $0.int64(0) }.first ?? 0
+            let range = "\(index) is out of range 0...\(count)"
+            switch group {
+            case .sections: throw StoreError(.positionOutOfRange, "position \(range) for sections")
+            case .items(let section): throw StoreError(.positionOutOfRange, "position \(range) for section \"\(section)\"")
+            }
+        }
+        let lower: Int64? = index == 0 ? nil : neighbours.first
+        let upper: Int64? = index == 0 ? neighbours.first : (neighbours.count > 1 ? neighbours[1] : nil)
+        if let key = keys.between(lower, upper) { return key }
+        return try renumber(group, reserving: index, excluding: skip, in: &target)
+    }
+
+    /// Spreads the group's keys evenly, leaving slot `index` free, and returns
+    /// that slot's key. Every row whose key changes is a recorded change.
+    private func renumber(_ group: Group, reserving index: Int?, excluding skip: String, in target: inout Target)
+        throws(StoreError) -> Int64
+    {
+        let list = target.id
+        switch group {
+        case .sections:
+            let rows = try db.rows(
+                "SELECT id, position, model FROM sections WHERE list_id = ? AND id != ? ORDER BY position",
+                [list.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
+            var spread = keys.spread(count: rows.count + 1)
+            let reserved = spread.remove(at: index ?? rows.count)
+            for ((id, position, model), key) in zip(rows, spread) where position != key {
+                try record(.section, id.rawValue, existed: true, section: nil, position: position, model: model,
+                           in: &target)
+                try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
+            }
+            return reserved
+        case .items(let section):
+            let rows = try db.rows(
+                """
+                SELECT id, position, model FROM items WHERE list_id = ? AND section_id = ? AND id != ?
+                ORDER BY position
+                """, [list.sql, section.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
+            var spread = keys.spread(count: rows.count + 1)
+            let reserved = spread.remove(at: index ?? rows.count)
+            for ((id, position, model), key) in zip(rows, spread) where position != key {
+                try record(.item, id.rawValue, existed: true, section: section, position: position, model: model,
+                           in: &target)
+                try db.run("UPDATE items SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
+            }
+            return reserved
+        }
+    }
+
+    // MARK: History and versions
+
+    /// Records an entity's state before this write; the first record in a version wins.
+    private func record(
+        _ kind: Kind, _ entity: String, existed: Bool, section: Identifier? = nil, position: Int64? = nil,
+        model: String? = nil, in target: inout Target
+    ) throws(StoreError) {
+        target.changed = true
+        try db.run(
+            """
+            INSERT OR IGNORE INTO history (list_id, version, kind, entity_id, existed, section_id, position, model)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            target.id.sql, target.newVersion.sql, kind.rawValue.sql, entity.sql, .integer(existed ? 1 : 0),
+            section.map { .text($0.rawValue) } ?? .null, position.map { .integer($0) } ?? .null,
+            model.map { .text($0) } ?? .null)
+    }
+
+    /// Bumps the version when the write changed the list, and prunes history.
+    private func finish(_ target: Target, now: Int64) throws(StoreError) -> (WriteResult, [Commit]) {
+        guard target.changed else {
+            let result = WriteResult(
+                list: target.id, epoch: target.epoch, previousVersion: target.version, version: target.version,
+                changed: false)
+            return (result, [])
+        }
+        let version = target.newVersion
+        try db.run("UPDATE lists SET version = ?, updated_at = ? WHERE id = ?", version.sql, now.sql, target.id.sql)
+        try db.run(
+            "INSERT INTO versions (list_id, version, committed_at) VALUES (?, ?, ?)",
+            target.id.sql, version.sql, now.sql)
+        try prune(target.id, now: now)
+        let result = WriteResult(
+            list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true)
+        return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false)])
+    }
+
+    /// Raises the list's history floor to honour both retention limits, then
+    /// deletes a bounded slice of the history below it, so pruning costs each
+    /// write a small constant and never one long pause.
+    /// - Returns: whether history rows remain below the floor.
+    @discardableResult
+    func prune(_ list: Identifier, now: Int64, maxVersions: Int64 = 8) throws(StoreError) -> Bool {
+        guard
+            let (version, floor, pruned) = try db.first(
+                "SELECT version, history_floor, history_pruned FROM lists WHERE id = ?", list.sql,
+                read: { row in (row.int64(0), row.int64(1), row.int64(2)) })
+        else { return false }
+        var newFloor = max(floor, version - configuration.historyVersions)
+        let cutoff = now - ageMilliseconds
+        // The state at V stays while it was current within the window, i.e. V+1 committed after the cutoff.
+        let firstRecent = try db.first(
+            """
+            SELECT version FROM versions WHERE list_id = ? AND version > ? AND committed_at >= ?
+            ORDER BY version LIMIT 1
+            """, list.sql, floor.sql, cutoff.sql, read: { $0.int64(0) })
+        newFloor = max(newFloor, min(version, (firstRecent ?? (version + 1)) - 1))
+        if newFloor != floor {
+            try db.run("UPDATE lists SET history_floor = ? WHERE id = ?", newFloor.sql, list.sql)
+        }
+        guard pruned < newFloor else { return false }
+        let upTo = min(newFloor, pruned + maxVersions)
+        try db.run(
+            "DELETE FROM history WHERE list_id = ? AND version > ? AND version <= ?",
+            list.sql, pruned.sql, upTo.sql)
+        try db.run(
+            "DELETE FROM versions WHERE list_id = ? AND version > ? AND version <= ?",
+            list.sql, pruned.sql, upTo.sql)
+        try db.run("UPDATE lists SET history_pruned = ? WHERE id = ?", upTo.sql, list.sql)
+        return upTo < newFloor
+    }
+
+    /// One bounded step of pruning for lists nobody writes to: applies the age
+    /// limit to lists with old versions and catches up deferred deletions.
+    /// - Returns: whether more work may remain.
+    func pruneIdleStep(now: Int64) throws(StoreError) -> Bool {
+        let cutoff = now - ageMilliseconds
+        var lists = try db.rows(
+            "SELECT DISTINCT list_id FROM versions WHERE committed_at < ? LIMIT 16", [cutoff.sql]
+        ) { $0.identifier(0) }
+        lists += try db.rows(
+            "SELECT id FROM lists WHERE history_pruned < history_floor LIMIT 16", []
+        ) { $0.identifier(0) }
+        var more = false
+        for list in Set(lists) {
+            more = try prune(list, now: now, maxVersions: 64) || more
+        }
+        return more
+    }
+
+    private var ageMilliseconds: Int64 {
+        let (seconds, attoseconds) = configuration.historyAge.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    // MARK: Lookups and checks
+
+    private func load(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> Target {
+        guard
+            let (epoch, version) = try db.first(
+                "SELECT epoch, version FROM lists WHERE id = ?", list.sql, read: { ($0.text(0), $0.int64(1)) })
+        else { throw StoreError(.listNotFound, "list \"\(list)\" not found") }
+        if let expectedVersion, expectedVersion != version {
+            throw StoreError(
+                .versionMismatch(expected: expectedVersion, actual: version),
+                "list \"\(list)\" is at version \(version), not \(expectedVersion)")
+        }
+        return Target(id: list, epoch: epoch, version: version)
+    }
+
+    private func sectionRow(_ list: Identifier, _ id: Identifier) throws(StoreError)
+        -> (position: Int64, model: String)?
+    {
+        try db.first("SELECT position, model FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql) {
+            (position: $0.int64(0), model: $0.text(1))
+        }
+    }
+
+    private func sectionExists(_ list: Identifier, _ id: Identifier) throws(StoreError) -> Bool {
+        try db.first("SELECT 1 FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql) { _ in true } ?? false
+    }
+
+    private func itemRow(_ list: Identifier, _ id: Identifier) throws(StoreError)
+        -> (section: Identifier, position: Int64, model: String)?
+    {
+        try db.first("SELECT section_id, position, model FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql) {
+            (section: $0.identifier(0), position: $0.int64(1), model: $0.text(2))
+        }
+    }
+
+    private func notFound(section id: Identifier) -> StoreError {
+        StoreError(.sectionNotFound, "section \"\(id)\" not found")
+    }
+
+    private func notFound(item id: Identifier) -> StoreError {
+        StoreError(.itemNotFound, "item \"\(id)\" not found")
+    }
+
+    private func checkModel(_ model: Model, _ what: String) throws(StoreError) {
+        guard model.byteCount <= configuration.maxModelBytes else {
+            throw StoreError(
+                .modelTooLarge,
+                "\(what) has \(model.byteCount) bytes, more than the limit of \(configuration.maxModelBytes)")
+        }
+    }
+
+    private func checkName(_ name: String) throws(StoreError) {
+        guard name.utf8.count <= configuration.maxNameBytes else {
+            throw StoreError(
+                .invalidName,
+                "name has \(name.utf8.count) bytes, more than the limit of \(configuration.maxNameBytes)")
+        }
+    }
+
+    /// Validates a whole-list body (create, replace) and gives every entity an id.
+    private func prepareBody(_ sections: [NewSection]) throws(StoreError) -> [SectionSnapshot] {
+        let total = sections.reduce(sections.count) { $0 + $1.items.count }
+        guard total <= configuration.maxOpsPerWrite else {
+            throw StoreError(
+                .limitExceeded,
+                "a list body holds at most \(configuration.maxOpsPerWrite) sections and items, this one has \(total)")
+        }
+        var sectionIDs = Set<Identifier>()
+        var itemIDs = Set<Identifier>()
+        var result: [SectionSnapshot] = []
+        for (index, section) in sections.enumerated() {
+            try checkModel(section.model, "model of section \(index)")
+            let id = section.id ?? Identifier.generate()
+            guard sectionIDs.insert(id).inserted else {
+                throw StoreError(.duplicateId, "section \"\(id)\" appears twice")
+            }
+            var items: [ItemSnapshot] = []
+            for (itemIndex, item) in section.items.enumerated() {
+                try checkModel(item.model, "model of item \(itemIndex) of section \"\(id)\"")
+                let itemID = item.id ?? Identifier.generate()
+                guard itemIDs.insert(itemID).inserted else {
+                    throw StoreError(.duplicateId, "item \"\(itemID)\" appears twice")
+                }
+                items.append(ItemSnapshot(id: itemID, model: item.model))
+            }
+            result.append(SectionSnapshot(id: id, model: section.model, items: items))
+        }
+        return result
+    }
+}
+
+@available(*, unavailable)
+extension ListWriter: Sendable {}

@@ -1,0 +1,373 @@
+import Foundation
+import Storage
+import Synchronization
+
+/// The embedded ``Store``: one SQLite file, one writer thread doing group
+/// commits, and a few reader threads.
+///
+/// Writes from all callers queue up; the writer takes everything queued (up to
+/// ``StoreConfiguration/maxWritesPerCommit``), runs each write in its own
+/// savepoint inside one `BEGIN IMMEDIATE` transaction, commits once, and only
+/// then answers the callers, so one fsync covers many writes. A failing write
+/// rolls back to its savepoint and fails alone. Reads run on reader threads
+/// with their own connections; WAL lets them proceed beside the writer. No
+/// SQLite call runs on Swift's cooperative pool: async methods suspend and
+/// are resumed from the store's threads.
+public final class SQLiteStore: Store {
+    /// A write waiting for the writer: its work and how to answer its caller.
+    struct PendingWrite: Sendable {
+        let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
+        let fail: @Sendable (StoreError) -> Void
+    }
+
+    /// A write that ran in its savepoint and waits for the commit.
+    struct CompletedWrite: Sendable {
+        let commits: [Commit]
+        let succeed: @Sendable () -> Void
+    }
+
+    typealias ReadJob = @Sendable (ListReader?, StoreError?) -> Void
+
+    /// The database file.
+    public let path: String
+    /// The limits and options the store was opened with.
+    public let configuration: StoreConfiguration
+
+    private let writes = WorkQueue<PendingWrite>()
+    private let reads = WorkQueue<ReadJob>()
+    private let feed = CommitFeed()
+    private let statistics = Statistics()
+    private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
+
+    /// Opens (creating when missing) the database at `path`, applies the
+    /// migrations of ``StoreConfiguration/migrationsDirectory``, and starts the
+    /// writer and reader threads.
+    public init(path: String, configuration: StoreConfiguration = StoreConfiguration()) async throws(StoreError) {
+        self.path = path
+        self.configuration = configuration
+        let readers = max(1, configuration.readers)
+        self.threadsRunning = Mutex((count: 1 + readers, waiters: []))
+        let opened: Result<Void, StoreError> = await withCheckedContinuation { continuation in
+            startWriter(ready: { continuation.resume(returning: $0) })
+        }
+        if case .failure(let error) = opened {
+            reads.close(wakingThreads: 0)
+            threadsRunning.withLock { $0.count = 0 }
+            throw error
+        }
+        for index in 0..<readers { startReader(index) }
+    }
+
+    deinit {
+        writes.close(wakingThreads: 1)
+        reads.close(wakingThreads: max(1, configuration.readers))
+    }
+
+    /// Finishes queued work, stops the threads and closes the connections.
+    /// Calls made afterwards fail with `closed`.
+    public func close() async {
+        let readers = max(1, configuration.readers)
+        writes.close(wakingThreads: 1)
+        reads.close(wakingThreads: readers)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = threadsRunning.withLock { state in
+                if state.count == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// How many writes and commits the store has made; the benchmark divides
+    /// them by time to show group commit at work.
+    public var counters: (writes: Int, commits: Int) {
+        (statistics.writes.load(ordering: .relaxed), statistics.commits.load(ordering: .relaxed))
+    }
+
+    // MARK: Store
+
+    public func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError)
+        -> ListSnapshot
+    {
+        try await write { writer, now throws(StoreError) in
+            try writer.createList(id: id, name: name, sections: sections, now: now)
+        }
+    }
+
+    public func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary] {
+        guard (1...configuration.maxPageSize).contains(limit) else {
+            throw StoreError(.limitExceeded, "limit \(limit) is out of range 1...\(configuration.maxPageSize)")
+        }
+        return try await read { reader throws(StoreError) in try reader.lists(limit: limit, after: after) }
+    }
+
+    public func snapshot(of list: Identifier) async throws(StoreError) -> ListSnapshot {
+        try await read { reader throws(StoreError) in try reader.snapshot(list) }
+    }
+
+    public func head(of list: Identifier) async throws(StoreError) -> ListHead {
+        try await read { reader throws(StoreError) in try reader.meta(list).head }
+    }
+
+    public func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
+        -> WriteResult
+    {
+        try await write { writer, now throws(StoreError) in
+            try writer.apply(ops, to: list, expectedVersion: expectedVersion, now: now)
+        }
+    }
+
+    public func replace(_ list: Identifier, name: String?, sections: [NewSection], expectedVersion: Int64?)
+        async throws(StoreError) -> WriteResult
+    {
+        try await write { writer, now throws(StoreError) in
+            try writer.replace(list, name: name, sections: sections, expectedVersion: expectedVersion, now: now)
+        }
+    }
+
+    public func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError) {
+        try await write { writer, _ throws(StoreError) in
+            ((), try writer.deleteList(list, expectedVersion: expectedVersion))
+        }
+    }
+
+    public func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError)
+        -> VersionedSnapshots
+    {
+        try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
+    }
+
+    public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
+        try await read { reader throws(StoreError) in try reader.items(list, query: query) }
+    }
+
+    public func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
+        feed.subscribe(observer)
+    }
+
+    /// Runs SQLite's `integrity_check` on a reader connection: the problems found, empty when sound.
+    public func integrityCheck() async throws(StoreError) -> [String] {
+        try await read { reader throws(StoreError) in
+            try reader.db.integrityCheck()
+        }
+    }
+
+    // MARK: Submitting work
+
+    private func write<T: Sendable>(
+        _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
+    ) async throws(StoreError) -> T {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            let pending = PendingWrite(
+                run: { writer throws(StoreError) in
+                    let (value, commits) = try body(writer, Self.nowMilliseconds())
+                    return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
+                },
+                fail: { continuation.resume(returning: .failure($0)) })
+            if !writes.enqueue(pending) {
+                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+            }
+        }
+        return try result.get()
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
+        async throws(StoreError) -> T
+    {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            let job: ReadJob = { reader, openError in
+                guard let reader else {
+                    continuation.resume(
+                        returning: .failure(openError ?? StoreError(.storageFailure, "no reader connection")))
+                    return
+                }
+                do throws(StoreError) {
+                    continuation.resume(returning: .success(try body(reader)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            if !reads.enqueue(job) {
+                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+            }
+        }
+        return try result.get()
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+
+    // MARK: Threads
+
+    private func connectionOptions(readOnly: Bool) -> ConnectionOptions {
+        ConnectionOptions(
+            readOnly: readOnly, busyTimeout: configuration.busyTimeout,
+            synchronous: configuration.fullSync ? .full : .normal)
+    }
+
+    private func threadExited() {
+        let waiters = threadsRunning.withLock { state in
+            state.count -= 1
+            guard state.count == 0 else { return [CheckedContinuation<Void, Never>]() }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func startWriter(ready: @escaping @Sendable (Result<Void, StoreError>) -> Void) {
+        let path = self.path
+        let configuration = self.configuration
+        let options = connectionOptions(readOnly: false)
+        let writes = self.writes
+        let feed = self.feed
+        let statistics = self.statistics
+        // The thread must not keep the store alive, or deinit would never run.
+        let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
+        let thread = Thread {
+            defer { exited() }
+            let connection: Connection
+            do {
+                connection = try Connection(path: path, options: options)
+                if let directory = configuration.migrationsDirectory {
+                    try Migrator(directory: directory).migrate(connection)
+                }
+            } catch {
+                ready(.failure(StoreError(.storageFailure, "cannot open the database at \(path): \(error)")))
+                return
+            }
+            ready(.success(()))
+            let writer = ListWriter(db: Database(connection: connection), configuration: configuration)
+            WriterLoop(writer: writer, writes: writes, feed: feed, statistics: statistics).run()
+            connection.close()
+        }
+        thread.name = "listd-store-writer"
+        thread.start()
+    }
+
+    private func startReader(_ index: Int) {
+        let path = self.path
+        let configuration = self.configuration
+        let options = connectionOptions(readOnly: true)
+        let reads = self.reads
+        let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
+        let thread = Thread {
+            defer { exited() }
+            var connection: Connection?
+            var openError: StoreError?
+            do {
+                connection = try Connection(path: path, options: options)
+            } catch {
+                openError = StoreError(.storageFailure, "cannot open a reader on \(path): \(error)")
+            }
+            let reader = connection.map { ListReader(db: Database(connection: $0), configuration: configuration) }
+            while let jobs = reads.take(max: 1, timeout: .distantFuture) {
+                for job in jobs { job(reader, openError) }
+            }
+            connection?.close()
+        }
+        thread.name = "listd-store-reader-\(index)"
+        thread.start()
+    }
+}
+
+/// Counters the writer bumps and the benchmark reads.
+final class Statistics: Sendable {
+    let writes = Atomic<Int>(0)
+    let commits = Atomic<Int>(0)
+}
+
+/// The writer thread's loop: take queued writes, run each in a savepoint,
+/// commit once, then answer.
+struct WriterLoop {
+    let writer: ListWriter
+    let writes: WorkQueue<SQLiteStore.PendingWrite>
+    let feed: CommitFeed
+    let statistics: Statistics
+
+    func run() {
+        var pruneDue = true
+        while let batch = writes.take(
+            max: max(1, writer.configuration.maxWritesPerCommit), timeout: .now() + .seconds(1))
+        {
+            if batch.isEmpty {
+                // Idle: spend the time on history nobody is writing to.
+                if pruneDue { pruneDue = pruneIdle() }
+                continue
+            }
+            pruneDue = true
+            commit(batch)
+        }
+    }
+
+    private func commit(_ batch: [SQLiteStore.PendingWrite]) {
+        let db = writer.db
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+        } catch {
+            for write in batch { write.fail(error) }
+            return
+        }
+        var succeeded: [(SQLiteStore.PendingWrite, SQLiteStore.CompletedWrite)] = []
+        var failed: [(SQLiteStore.PendingWrite, StoreError)] = []
+        var broken: StoreError?
+        for write in batch {
+            do {
+                try db.execute("SAVEPOINT write")
+            } catch {
+                broken = error
+                break
+            }
+            do throws(StoreError) {
+                let completed = try write.run(writer)
+                try db.execute("RELEASE write")
+                succeeded.append((write, completed))
+            } catch {
+                failed.append((write, error))
+                do {
+                    try db.execute("ROLLBACK TO write")
+                    try db.execute("RELEASE write")
+                } catch let rollbackError {
+                    broken = rollbackError
+                    break
+                }
+            }
+        }
+        if broken == nil {
+            do { try db.execute("COMMIT") } catch { broken = error }
+        }
+        if let broken {
+            try? db.execute("ROLLBACK")
+            let error = StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
+            for write in batch { write.fail(error) }
+            return
+        }
+        statistics.commits.add(1, ordering: .relaxed)
+        statistics.writes.add(succeeded.count, ordering: .relaxed)
+        // Publish before answering: whoever keeps a cache of heads from the
+        // feed has heard of a commit before its writer can read it back, so a
+        // client never sees its own acknowledged write missing.
+        feed.publish(succeeded.flatMap(\.1.commits))
+        for (write, error) in failed { write.fail(error) }
+        for (_, completed) in succeeded { completed.succeed() }
+    }
+
+    /// One bounded pruning transaction. - Returns: whether more work may remain.
+    private func pruneIdle() -> Bool {
+        let db = writer.db
+        do throws(StoreError) {
+            try db.execute("BEGIN IMMEDIATE")
+            let more = try writer.pruneIdleStep(now: SQLiteStore.nowMilliseconds())
+            try db.execute("COMMIT")
+            return more
+        } catch {
+            try? db.execute("ROLLBACK")
+            return false
+        }
+    }
+}
+
+@available(*, unavailable)
+extension WriterLoop: Sendable {}

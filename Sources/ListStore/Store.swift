@@ -1,0 +1,51 @@
+/// The list store: the only thing the service knows about persistence.
+///
+/// Nothing here mentions a database so that listd can later run several
+/// instances on another backend; ``SQLiteStore`` is the embedded implementation.
+/// Every method is safe to call from any task: implementations do their blocking
+/// work on their own threads and resume the caller when done.
+public protocol Store: Sendable {
+    /// Creates a list at version 1 with a fresh epoch; ids left `nil` are generated.
+    ///
+    /// Fails with `listAlreadyExists`, `duplicateId`, `modelTooLarge`, `invalidName`.
+    func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError) -> ListSnapshot
+
+    /// Lists in id order, at most `limit`, starting after the id `after`.
+    func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary]
+
+    /// The whole list, read in one transaction so content and version agree.
+    func snapshot(of list: Identifier) async throws(StoreError) -> ListSnapshot
+
+    /// The list's id, epoch and version, without its content.
+    func head(of list: Identifier) async throws(StoreError) -> ListHead
+
+    /// Applies `ops` in order, all or nothing, in one version.
+    ///
+    /// With `expectedVersion`, fails with `versionMismatch` (writing nothing)
+    /// unless the list is at that version. A write whose every op is a no-op
+    /// (same model, same place) does not bump the version.
+    func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
+        -> WriteResult
+
+    /// Replaces the whole content (`PUT`): entities are matched by id and kept,
+    /// updated, moved, deleted or inserted; `name` is kept when `nil`.
+    func replace(_ list: Identifier, name: String?, sections: [NewSection], expectedVersion: Int64?)
+        async throws(StoreError) -> WriteResult
+
+    /// Deletes a list with its sections, items and history.
+    func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError)
+
+    /// The current snapshot and the snapshot at each of `versions` still inside
+    /// the retained history, all in one read transaction.
+    func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError) -> VersionedSnapshots
+
+    /// A page of items filtered by section, model-field equality and substring.
+    func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage
+
+    /// Registers `observer` to hear of every durable commit that changed or
+    /// deleted a list. It is called on the store's writer thread after the
+    /// commit and before the writers are answered (so a cache fed by it is
+    /// never behind a client's own acknowledged write), never under a lock; it
+    /// must return quickly.
+    func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription
+}

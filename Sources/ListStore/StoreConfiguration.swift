@@ -1,0 +1,63 @@
+import Foundation
+
+/// How an ``SQLiteStore`` opens its file and which limits it enforces.
+public struct StoreConfiguration: Sendable {
+    /// The folder of `NNNN_name.sql` migrations applied on open; `nil` skips migrating.
+    public var migrationsDirectory: URL?
+    /// Sync the WAL on every commit (`true`, the default: an acknowledged write
+    /// survives power loss) or only at checkpoints (`false`: `synchronous=NORMAL`).
+    public var fullSync: Bool
+    /// The largest model, in bytes of canonical JSON.
+    public var maxModelBytes: Int
+    /// The longest list name, in bytes of UTF-8.
+    public var maxNameBytes: Int
+    /// The most ops in one `apply`, and the most sections plus items in one
+    /// `createList` or `replace`.
+    public var maxOpsPerWrite: Int
+    /// The most items an items query returns in one page.
+    public var maxPageSize: Int
+    /// How many versions of history each list keeps (snapshots at versions
+    /// `current - historyVersions ... current` can be rebuilt).
+    public var historyVersions: Int64
+    /// How long history is kept: versions superseded longer ago are pruned.
+    public var historyAge: Duration
+    /// How many reader threads (each with its own connection) serve reads.
+    public var readers: Int
+    /// The most queued writes one group commit takes.
+    public var maxWritesPerCommit: Int
+    /// How long a connection waits on another's lock before failing.
+    public var busyTimeout: Duration
+    /// The spacing of sibling position keys (2...2^40). The default, 2^32,
+    /// allows 32 inserts at one spot before a section is renumbered; tests use
+    /// a small gap to make renumbering frequent.
+    public var positionGap: Int64
+
+    /// Creates a configuration; every parameter has listd's default.
+    public init(
+        migrationsDirectory: URL? = nil,
+        fullSync: Bool = true,
+        maxModelBytes: Int = 64 * 1024,
+        maxNameBytes: Int = 1024,
+        maxOpsPerWrite: Int = 10_000,
+        maxPageSize: Int = 1_000,
+        historyVersions: Int64 = 10_000,
+        historyAge: Duration = .seconds(7 * 24 * 3600),
+        readers: Int = 2,
+        maxWritesPerCommit: Int = 512,
+        busyTimeout: Duration = .seconds(5),
+        positionGap: Int64 = 1 << 32
+    ) {
+        self.migrationsDirectory = migrationsDirectory
+        self.fullSync = fullSync
+        self.maxModelBytes = maxModelBytes
+        self.maxNameBytes = maxNameBytes
+        self.maxOpsPerWrite = maxOpsPerWrite
+        self.maxPageSize = maxPageSize
+        self.historyVersions = historyVersions
+        self.historyAge = historyAge
+        self.readers = readers
+        self.maxWritesPerCommit = maxWritesPerCommit
+        self.busyTimeout = busyTimeout
+        self.positionGap = positionGap
+    }
+}

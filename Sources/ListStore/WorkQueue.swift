@@ -1,0 +1,51 @@
+import Dispatch
+import Synchronization
+
+/// A queue of jobs for dedicated threads: callers append, threads take.
+///
+/// The mutex guards the jobs and the closed flag; the semaphore counts
+/// wake-ups, so a waiting thread sleeps without spinning.
+final class WorkQueue<Job: Sendable>: Sendable {
+    private struct State {
+        var jobs: [Job] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let wakeUps = DispatchSemaphore(value: 0)
+
+    /// Appends a job, or returns `false` when the queue is closed.
+    func enqueue(_ job: Job) -> Bool {
+        let accepted = state.withLock { state in
+            guard !state.closed else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        if accepted { wakeUps.signal() }
+        return accepted
+    }
+
+    /// Takes up to `max` jobs, waiting up to `timeout` for the first.
+    /// - Returns: the jobs (empty after a timeout), or `nil` once the queue is
+    ///   closed and drained.
+    func take(max: Int, timeout: DispatchTime) -> [Job]? {
+        while true {
+            let taken: [Job]? = state.withLock { state in
+                if state.jobs.isEmpty { return state.closed ? nil : [] }
+                let count = Swift.min(max, state.jobs.count)
+                let jobs = Array(state.jobs.prefix(count))
+                state.jobs.removeFirst(count)
+                return jobs
+            }
+            guard let taken else { return nil }
+            if !taken.isEmpty { return taken }
+            if wakeUps.wait(timeout: timeout) == .timedOut { return [] }
+        }
+    }
+
+    /// Refuses new jobs and wakes every waiting thread so it can drain and stop.
+    func close(wakingThreads threads: Int) {
+        state.withLock { $0.closed = true }
+        for _ in 0..<threads { wakeUps.signal() }
+    }
+}

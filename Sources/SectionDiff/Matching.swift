@@ -1,0 +1,179 @@
+/// Which old section and item each new one is (by identity), and which matched
+/// ones changed content: the only part of the diff that reads the elements.
+///
+/// Everything is integer indices so that the planning that follows is not
+/// generic. Items are numbered globally (section by section, in order).
+///
+/// Duplicate identities are resolved deterministically: the first old occurrence
+/// of an identity is matched with the first new occurrence; every later old
+/// occurrence is deleted and every later new occurrence is inserted. The
+/// changeset still turns the old state into the new one exactly.
+@usableFromInline
+struct Matching {
+    /// Old section → matching new section, or -1 (deleted).
+    @usableFromInline var oldSectionMatch: [Int32]
+    /// New section → matching old section, or -1 (inserted).
+    @usableFromInline var newSectionMatch: [Int32]
+    /// New section → whether it matched and its model's content differs.
+    @usableFromInline var sectionChanged: [Bool]
+    /// Global number of each old section's first item; one extra entry for the total.
+    @usableFromInline var oldStart: [Int]
+    /// Global number of each new section's first item; one extra entry for the total.
+    @usableFromInline var newStart: [Int]
+    /// Old item → its old section.
+    @usableFromInline var oldSectionOf: [Int32]
+    /// New item → its new section.
+    @usableFromInline var newSectionOf: [Int32]
+    /// Old item → matching new item, or -1 (deleted).
+    @usableFromInline var oldMatch: [Int32]
+    /// New item → matching old item, or -1 (inserted).
+    @usableFromInline var newMatch: [Int32]
+    /// New item → whether it matched and its content differs.
+    @usableFromInline var itemChanged: [Bool]
+
+    /// Matches `new` against `old`.
+    ///
+    /// - Complexity: O(n) expected for n sections and items in both states.
+    @inlinable
+    init<Model, Item>(old: [ArraySection<Model, Item>], new: [ArraySection<Model, Item>]) {
+        precondition(old.count < Int32.max && new.count < Int32.max, "too many sections for the diff")
+        oldSectionMatch = Array(repeating: -1, count: old.count)
+        newSectionMatch = Array(repeating: -1, count: new.count)
+        sectionChanged = Array(repeating: false, count: new.count)
+
+        // Sections.
+        let sectionTable = IdentityTable(count: old.count)
+        defer { sectionTable.deallocate() }
+        for s in old.indices {
+            let model = old[s].model
+            let found = sectionTable.insert(hash: model.identityHash, index: Int32(s)) {
+                old[Int($0)].model.id == model.id
+            }
+            _ = found  // A later duplicate stays unmatched: it is deleted.
+        }
+        for t in new.indices {
+            let model = new[t].model
+            let s = sectionTable.find(hash: model.identityHash) { old[Int($0)].model.id == model.id }
+            if s >= 0 && oldSectionMatch[Int(s)] < 0 {
+                oldSectionMatch[Int(s)] = Int32(t)
+                newSectionMatch[t] = s
+                sectionChanged[t] = !old[Int(s)].model.hasSameContent(as: model)
+            }
+        }
+
+        // Items, across all sections.
+        var oldStart = [Int]()
+        oldStart.reserveCapacity(old.count + 1)
+        var total = 0
+        for section in old {
+            oldStart.append(total)
+            total += section.items.count
+        }
+        oldStart.append(total)
+        let oldTotal = total
+        var newStart = [Int]()
+        newStart.reserveCapacity(new.count + 1)
+        total = 0
+        for section in new {
+            newStart.append(total)
+            total += section.items.count
+        }
+        newStart.append(total)
+        let newTotal = total
+        precondition(oldTotal < Int32.max && newTotal < Int32.max, "too many items for the diff")
+
+        var oldSectionOf = [Int32](repeating: 0, count: oldTotal)
+        var newSectionOf = [Int32](repeating: 0, count: newTotal)
+        var oldMatch = [Int32](repeating: -1, count: oldTotal)
+        var newMatch = [Int32](repeating: -1, count: newTotal)
+        var itemChanged = [Bool](repeating: false, count: newTotal)
+
+        let table = IdentityTable(count: oldTotal)
+        defer { table.deallocate() }
+        oldSectionOf.withUnsafeMutableBufferPointer { oldSectionOf in
+            oldMatch.withUnsafeMutableBufferPointer { oldMatch in
+                for s in old.indices {
+                    let base = oldStart[s]
+                    old[s].items.withUnsafeBufferPointer { items in
+                        for i in items.indices {
+                            oldSectionOf[base + i] = Int32(s)
+                        }
+                        // In blocks: hash a block and read its home slots first, so
+                        // the cache misses of a block overlap instead of queueing.
+                        withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { hashes in
+                            var blockStart = 0
+                            var touched: UInt64 = 0
+                            while blockStart < items.count {
+                                let blockEnd = min(blockStart + 16, items.count)
+                                for i in blockStart..<blockEnd {
+                                    let hash = items[i].identityHash
+                                    hashes[i - blockStart] = hash
+                                    touched |= table.peek(hash: hash)
+                                }
+                                for i in blockStart..<blockEnd {
+                                    let earlier = table.insert(hash: hashes[i - blockStart], index: Int32(base + i)) {
+                                        other in
+                                        let os = Int(oldSectionOf[Int(other)])
+                                        return old[os].items[Int(other) - oldStart[os]].id == items[i].id
+                                    }
+                                    // A later duplicate is marked -2: never matched, so deleted.
+                                    if earlier >= 0 { oldMatch[base + i] = -2 }
+                                }
+                                blockStart = blockEnd
+                            }
+                            table.keepAlive(touched)
+                        }
+                    }
+                }
+                newMatch.withUnsafeMutableBufferPointer { newMatch in
+                    newSectionOf.withUnsafeMutableBufferPointer { newSectionOf in
+                        itemChanged.withUnsafeMutableBufferPointer { itemChanged in
+                            var predicted = 0
+                            for t in new.indices {
+                                let base = newStart[t]
+                                new[t].items.withUnsafeBufferPointer { items in
+                                    for j in items.indices {
+                                        let h = base + j
+                                        newSectionOf[h] = Int32(t)
+                                        // Most items follow the item that followed their
+                                        // predecessor before: try that one without hashing.
+                                        // Only an unmatched first occurrence qualifies, so
+                                        // duplicates pair exactly as through the table.
+                                        var g: Int32 = -1
+                                        if predicted < oldTotal && oldMatch[predicted] == -1 {
+                                            let os = Int(oldSectionOf[predicted])
+                                            if old[os].items[predicted - oldStart[os]].id == items[j].id {
+                                                g = Int32(predicted)
+                                            }
+                                        }
+                                        if g < 0 {
+                                            g = table.find(hash: items[j].identityHash) { other in
+                                                let os = Int(oldSectionOf[Int(other)])
+                                                return old[os].items[Int(other) - oldStart[os]].id == items[j].id
+                                            }
+                                        }
+                                        if g >= 0 && oldMatch[Int(g)] == -1 {
+                                            oldMatch[Int(g)] = Int32(h)
+                                            newMatch[h] = g
+                                            let os = Int(oldSectionOf[Int(g)])
+                                            itemChanged[h] = !old[os].items[Int(g) - oldStart[os]]
+                                                .hasSameContent(as: items[j])
+                                            predicted = Int(g) + 1
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.oldStart = oldStart
+        self.newStart = newStart
+        self.oldSectionOf = oldSectionOf
+        self.newSectionOf = newSectionOf
+        self.oldMatch = oldMatch
+        self.newMatch = newMatch
+        self.itemChanged = itemChanged
+    }
+}

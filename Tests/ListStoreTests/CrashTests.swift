@@ -1,0 +1,58 @@
+import Foundation
+import ListStore
+import Synchronization
+import Testing
+
+@Suite struct CrashTests {
+    /// The `StoreCrashWriter` executable that `swift build` put beside this test bundle.
+    static func writerURL() throws -> URL {
+        let executable = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        var directory = executable.deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("StoreCrashWriter")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "StoreCrashWriter next to \(executable.path)"])
+    }
+
+    @Test func everyAcknowledgedWriteSurvivesSIGKILL() async throws {
+        let directory = try TemporaryDirectory()
+        let process = Process()
+        process.executableURL = try Self.writerURL()
+        process.arguments = [directory.databasePath, migrationsDirectory.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+
+        // Read acknowledgements until enough have arrived, then kill mid-stream.
+        let reader = output.fileHandleForReading
+        var text = ""
+        let deadline = Date().addingTimeInterval(20)
+        while text.split(separator: "\n").count < 1_500 && Date() < deadline {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        // Whatever was already in the pipe was acknowledged before the kill.
+        text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        var lines = text.split(separator: "\n").map(String.init)
+        if text.last != "\n", !lines.isEmpty { lines.removeLast() }  // a line cut in half proves nothing
+        #expect(lines.first == "ready")
+        let acknowledged = Set(lines.dropFirst())
+        #expect(acknowledged.count > 100)
+
+        let store = try await SQLiteStore(
+            path: directory.databasePath,
+            configuration: StoreConfiguration(migrationsDirectory: migrationsDirectory))
+        let snapshot = try await store.snapshot(of: id("crash"))
+        let present = Set(snapshot.sections[0].items.map(\.id.rawValue))
+        #expect(acknowledged.isSubset(of: present), "lost: \(acknowledged.subtracting(present).sorted().prefix(10))")
+        #expect(snapshot.version == Int64(present.count) + 1)
+        #expect(try await store.integrityCheck().isEmpty)
+        await store.close()
+    }
+}

@@ -1,0 +1,52 @@
+// A child process for ListStoreTests' crash test: writes to a store under load
+// and prints each acknowledged write, so the parent can SIGKILL it mid-stream
+// and check that every printed write survived.
+//
+// Usage: StoreCrashWriter <database path> <migrations folder>
+import Foundation
+import ListStore
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: StoreCrashWriter <database> <migrations>\n".utf8))
+    exit(2)
+}
+let configuration = StoreConfiguration(migrationsDirectory: URL(fileURLWithPath: arguments[2]), fullSync: true)
+let list = Identifier("crash")!
+let section = Identifier("s")!
+
+/// Writes a line to stdout at once: the parent reads it as an acknowledgement.
+func acknowledge(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+let store: SQLiteStore
+do {
+    store = try await SQLiteStore(path: arguments[1], configuration: configuration)
+    _ = try await store.createList(id: list, name: "crash", sections: [NewSection(id: section)])
+} catch {
+    FileHandle.standardError.write(Data("StoreCrashWriter: \(error)\n".utf8))
+    exit(1)
+}
+acknowledge("ready")
+await withTaskGroup(of: Void.self) { group in
+    for writer in 0..<16 {
+        group.addTask {
+            var count = 0
+            while true {
+                let item = "w\(writer)-\(count)"
+                count += 1
+                guard let id = Identifier(item) else { return }
+                do {
+                    _ = try await store.apply(
+                        [.insertItem(section: section, item: NewItem(id: id), at: count % 3 == 0 ? 0 : nil)],
+                        to: list, expectedVersion: nil)
+                    acknowledge(item)
+                } catch {
+                    FileHandle.standardError.write(Data("StoreCrashWriter: \(error)\n".utf8))
+                    return
+                }
+            }
+        }
+    }
+}
