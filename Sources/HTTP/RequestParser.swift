@@ -360,16 +360,15 @@ public struct RequestParser: Sendable {
             }
             return .needMore
         }
-        let targetSoFar = pending - methodLength - 1
-        let targetEnd = raw[(position + methodLength + 1)...].firstIndex(of: ASCII.space)
-        if targetEnd == nil && targetSoFar > limits.maxRequestTargetBytes {
+        // Method, space, target, space, "HTTP/1.1" and CR: anything longer cannot be valid.
+        // Only the pending length is compared here, so byte-by-byte input stays linear.
+        guard pending > methodLength + 1 + limits.maxRequestTargetBytes + 10 else { return .needMore }
+        let targetStart = position + methodLength + 1
+        let targetEnd = raw[targetStart...].firstIndex(of: ASCII.space) ?? raw.count
+        if targetEnd - targetStart > limits.maxRequestTargetBytes {
             return fail(.uriTooLong, "request-target is over \(limits.maxRequestTargetBytes) bytes")
         }
-        // "HTTP/1.1" plus CR follows the target; anything longer cannot be a request line.
-        if let targetEnd, raw.count - targetEnd > 16 {
-            return fail(.badRequest, "malformed request line")
-        }
-        return .needMore
+        return fail(.badRequest, "malformed request line")
     }
 
     private mutating func parseRequestLine(_ line: UnsafeRawBufferPointer) -> Step? {
