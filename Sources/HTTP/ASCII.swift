@@ -53,6 +53,29 @@ enum ASCII {
         byte == tab || (byte >= 0x20 && byte != 0x7F)
     }
 
+    /// Whether every byte may appear in a field value (see ``isFieldValueByte(_:)``).
+    ///
+    /// Tests eight bytes at a time: `(x - 0x20…) & ~x & 0x80…` is non-zero exactly when some
+    /// byte is below 0x20, and the same test on `x ^ 0x7F…` against 0x01 finds DEL. A word
+    /// with either (a tab, say) is rechecked byte by byte.
+    static func isValidFieldValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = 0
+        while index + 8 <= bytes.count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let control = (word &- 0x2020_2020_2020_2020) & ~word & highs
+            let delete = word ^ 0x7F7F_7F7F_7F7F_7F7F
+            let hasDelete = (delete &- 0x0101_0101_0101_0101) & ~delete & highs
+            if control | hasDelete != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            guard isFieldValueByte(bytes[index]) else { return false }
+            index += 1
+        }
+        return true
+    }
+
     /// The value of a hexadecimal digit, or nil.
     @inline(__always)
     static func hexValue(_ byte: UInt8) -> UInt8? {

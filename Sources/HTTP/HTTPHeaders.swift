@@ -12,19 +12,32 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
     /// One header field.
     public typealias Element = (name: String, value: String)
 
-    @usableFromInline var fields: [Element]
+    /// One stored field. A struct rather than the `Element` tuple: arrays of tuples are
+    /// destroyed through generic runtime calls, arrays of structs by compiled code.
+    @usableFromInline
+    struct Field: Sendable {
+        @usableFromInline var name: String
+        @usableFromInline var value: String
+
+        @inlinable init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    @usableFromInline var fields: [Field]
 
     /// Creates an empty list.
     public init() { fields = [] }
 
     /// Creates a list from fields, keeping their order.
     public init(_ fields: [(String, String)]) {
-        self.fields = fields.map { (name: $0.0, value: $0.1) }
+        self.fields = fields.map { Field(name: $0.0, value: $0.1) }
     }
 
     /// Creates a list from a literal, keeping its order: `["Content-Type": "application/json"]`.
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { (name: $0.0, value: $0.1) }
+        fields = elements.map { Field(name: $0.0, value: $0.1) }
     }
 
     /// The number of fields, counting repeated names separately.
@@ -51,7 +64,7 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
 
     /// Appends a field, keeping any others of the same name.
     public mutating func add(name: String, value: String) {
-        fields.append((name: name, value: value))
+        fields.append(Field(name: name, value: value))
     }
 
     /// Replaces the first field named `name` and removes the others, or appends one.
@@ -67,7 +80,7 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
                 }
             }
         } else {
-            fields.append((name: name, value: value))
+            fields.append(Field(name: name, value: value))
         }
     }
 
@@ -77,7 +90,17 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
     }
 
     /// Iterates the fields in order.
-    public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
+    public func makeIterator() -> Iterator { Iterator(base: fields.makeIterator()) }
+
+    /// Iterates the fields in order, as `(name, value)` pairs.
+    public struct Iterator: IteratorProtocol {
+        var base: IndexingIterator<[Field]>
+
+        /// The next field, or nil at the end.
+        public mutating func next() -> Element? {
+            base.next().map { (name: $0.name, value: $0.value) }
+        }
+    }
 
     /// Reserves room for `count` fields, so a parser can fill the list without regrowing it.
     public mutating func reserveCapacity(_ count: Int) { fields.reserveCapacity(count) }

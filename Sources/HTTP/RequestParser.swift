@@ -134,7 +134,8 @@ public struct RequestParser: Sendable {
 
     private mutating func compact() {
         if position == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
+            // Keep a small buffer for the next read; give back what a large body grew it to.
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 * 1024)
             scanFrom = 0
             position = 0
         } else if position > 0 && position >= buffer.count / 2 {
@@ -508,7 +509,7 @@ public struct RequestParser: Sendable {
         var end = line.count
         while start < end && (line[start] == ASCII.space || line[start] == ASCII.tab) { start += 1 }
         while end > start && (line[end - 1] == ASCII.space || line[end - 1] == ASCII.tab) { end -= 1 }
-        for index in start..<end where !ASCII.isFieldValueByte(line[index]) {
+        guard ASCII.isValidFieldValue(UnsafeRawBufferPointer(rebasing: line[start..<end])) else {
             return fail(.badRequest, "control character in field value")
         }
         guard store else { return nil }
@@ -531,60 +532,84 @@ public struct RequestParser: Sendable {
                 return fail(.badRequest, "invalid character in Host")
             }
         case 14 where ASCII.equalsLowercase(name, "content-length"):
-            var sawElement = false
-            for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                let trimmed = Self.trimmed(element)
-                guard let length = Self.parseDecimal(trimmed) else {
-                    return fail(.badRequest, "Content-Length is not a non-negative decimal number")
+            var problem: String?
+            Self.forEachListElement(value) { element in
+                guard let length = Self.parseDecimal(element) else {
+                    problem = "Content-Length is not a non-negative decimal number"
+                    return false
                 }
                 if let known = scratch.contentLength, known != length {
-                    return fail(.badRequest, "differing Content-Length values")
+                    problem = "differing Content-Length values"
+                    return false
                 }
                 scratch.contentLength = length
-                sawElement = true
+                return true
             }
-            if !sawElement { return fail(.badRequest, "empty Content-Length") }
+            if let problem { return fail(.badRequest, problem) }
         case 17 where ASCII.equalsLowercase(name, "transfer-encoding"):
             var sawElement = false
-            for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                let coding = Self.trimmed(element)
-                if coding.isEmpty { continue }  // empty list elements are ignored (RFC 9110, 5.6.1)
+            var invalid = false
+            Self.forEachListElement(value) { coding in
+                if coding.isEmpty { return true }  // empty list elements are ignored (RFC 9110, 5.6.1)
                 sawElement = true
                 scratch.transferCodings += 1
-                if ASCII.equalsLowercase(UnsafeRawBufferPointer(rebasing: coding), "chunked") {
+                if ASCII.equalsLowercase(coding, "chunked") {
                     scratch.chunkedCount += 1
                     scratch.lastCodingIsChunked = true
-                } else {
-                    scratch.lastCodingIsChunked = false
-                    guard coding.allSatisfy({ ASCII.isToken($0) || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=")
-                        || $0 == ASCII.space || $0 == ASCII.tab || $0 == UInt8(ascii: "\"") })
-                    else { return fail(.badRequest, "invalid transfer coding") }
-                    if scratch.unknownCoding == nil {
-                        scratch.unknownCoding = String(decoding: coding, as: UTF8.self)
-                    }
+                    return true
                 }
+                scratch.lastCodingIsChunked = false
+                // A coding is a token, perhaps with parameters; the name is reported in the 501.
+                guard coding.allSatisfy({ ASCII.isToken($0) || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=")
+                    || $0 == ASCII.space || $0 == ASCII.tab || $0 == UInt8(ascii: "\"") })
+                else {
+                    invalid = true
+                    return false
+                }
+                if scratch.unknownCoding == nil { scratch.unknownCoding = String(decoding: coding, as: UTF8.self) }
+                return true
             }
+            if invalid { return fail(.badRequest, "invalid transfer coding") }
             if !sawElement { return fail(.badRequest, "empty Transfer-Encoding") }
         case 10 where ASCII.equalsLowercase(name, "connection"):
-            for element in value.split(separator: UInt8(ascii: ",")) {
-                let option = UnsafeRawBufferPointer(rebasing: Self.trimmed(element))
+            Self.forEachListElement(value) { option in
                 if ASCII.equalsLowercase(option, "close") { scratch.connectionClose = true }
                 if ASCII.equalsLowercase(option, "keep-alive") { scratch.connectionKeepAlive = true }
+                return true
             }
         case 6 where ASCII.equalsLowercase(name, "expect"):
-            for element in value.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: true) {
-                let expectation = UnsafeRawBufferPointer(rebasing: Self.trimmed(element))
-                if expectation.isEmpty { continue }
+            Self.forEachListElement(value) { expectation in
+                if expectation.isEmpty { return true }
                 if ASCII.equalsLowercase(expectation, "100-continue") {
                     scratch.expectContinue = true
                 } else if scratch.unknownExpectation == nil {
                     scratch.unknownExpectation = String(decoding: expectation, as: UTF8.self)
                 }
+                return true
             }
         default:
             break
         }
         return nil
+    }
+
+    /// Calls `body` with each element of a comma-separated list, blanks trimmed, empty ones
+    /// included, until it returns false. Allocates nothing.
+    private static func forEachListElement(
+        _ value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool
+    ) {
+        var start = 0
+        while true {
+            var end = start
+            while end < value.count && value[end] != UInt8(ascii: ",") { end += 1 }
+            var first = start
+            var last = end
+            while first < last && (value[first] == ASCII.space || value[first] == ASCII.tab) { first += 1 }
+            while last > first && (value[last - 1] == ASCII.space || value[last - 1] == ASCII.tab) { last -= 1 }
+            guard body(UnsafeRawBufferPointer(rebasing: value[first..<last])) else { return }
+            if end == value.count { return }
+            start = end + 1
+        }
     }
 
     /// `uri-host [ ":" port ]`: reg-name, IPv4 or bracketed IPv6 characters.
@@ -593,16 +618,8 @@ public struct RequestParser: Sendable {
             && byte != UInt8(ascii: "@")) || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
     }
 
-    private static func trimmed(_ bytes: UnsafeRawBufferPointer.SubSequence) -> UnsafeRawBufferPointer.SubSequence {
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end && (bytes[start] == ASCII.space || bytes[start] == ASCII.tab) { start += 1 }
-        while end > start && (bytes[end - 1] == ASCII.space || bytes[end - 1] == ASCII.tab) { end -= 1 }
-        return bytes[start..<end]
-    }
-
     /// `1*DIGIT` as an Int, or nil when empty, not all digits, or too large for Int.
-    private static func parseDecimal(_ bytes: UnsafeRawBufferPointer.SubSequence) -> Int? {
+    private static func parseDecimal(_ bytes: UnsafeRawBufferPointer) -> Int? {
         guard !bytes.isEmpty else { return nil }
         var value = 0
         for byte in bytes {

@@ -17,19 +17,10 @@
 ///
 /// - Complexity: ``match(method:path:)`` is O(routes × segments); listd has a handful of routes.
 public struct Router<Handler: Sendable>: Sendable {
-    private enum Segment: Sendable, Equatable {
-        case literal([UInt8])
-        case parameter(String)
-    }
-
-    private struct Route: Sendable {
-        var method: HTTPMethod
-        var pattern: String
-        var segments: [Segment]
-        var handler: Handler
-    }
-
-    private var routes: [Route] = []
+    // Matching lives in the non-generic RouteTable: generic code called from another module
+    // runs unspecialised and looks up type metadata at run time, which made matching 10x slower.
+    private var table = RouteTable()
+    private var handlers: [Handler] = []
 
     /// Creates a router with no routes.
     public init() {}
@@ -39,6 +30,48 @@ public struct Router<Handler: Sendable>: Sendable {
     /// Registering the same method and pattern twice, or a malformed pattern, is a programming
     /// error and traps.
     public mutating func add(_ method: HTTPMethod, _ pattern: String, _ handler: Handler) {
+        table.add(method, pattern, handlerIndex: handlers.count)
+        handlers.append(handler)
+    }
+
+    /// The handler for `method` and a raw (percent-encoded) `path`, with decoded parameters;
+    /// or why there is none.
+    public func match(method: HTTPMethod, path: String) -> RouteMatch<Handler> {
+        switch table.match(method: method, path: path) {
+        case .matched(let index, let parameters, let pattern):
+            return .matched(handlers[index], parameters: parameters, pattern: pattern)
+        case .notFound:
+            return .notFound
+        case .methodNotAllowed(let allowed):
+            return .methodNotAllowed(allowed: allowed)
+        }
+    }
+}
+
+/// The routes of a ``Router`` without their handlers, so matching is plain, non-generic code.
+struct RouteTable: Sendable {
+    enum Segment: Sendable, Equatable {
+        case literal([UInt8])
+        case parameter(String)
+    }
+
+    struct Route: Sendable {
+        var method: HTTPMethod
+        var pattern: String
+        var segments: [Segment]
+        var handlerIndex: Int
+    }
+
+    enum Match {
+        case matched(handlerIndex: Int, parameters: [String: String], pattern: String)
+        case notFound
+        case methodNotAllowed(allowed: [HTTPMethod])
+    }
+
+    private var routes: [Route] = []
+
+    /// Adds a route whose handler is `handlerIndex` in the router's list.
+    mutating func add(_ method: HTTPMethod, _ pattern: String, handlerIndex: Int) {
         precondition(pattern.hasPrefix("/"), "route pattern \(pattern) must start with /")
         let segments = pattern.utf8.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
             .map { raw -> Segment in
@@ -52,64 +85,84 @@ public struct Router<Handler: Sendable>: Sendable {
         precondition(
             !routes.contains { $0.method == method && $0.segments == segments },
             "route \(method) \(pattern) registered twice")
-        routes.append(Route(method: method, pattern: pattern, segments: segments, handler: handler))
+        routes.append(Route(method: method, pattern: pattern, segments: segments, handlerIndex: handlerIndex))
     }
 
-    /// The handler for `method` and a raw (percent-encoded) `path`, with decoded parameters;
-    /// or why there is none.
-    public func match(method: HTTPMethod, path: String) -> RouteMatch<Handler> {
+    /// The best route for `method` and a raw path, with decoded parameters; or why there is none.
+    func match(method: HTTPMethod, path: String) -> Match {
         var path = path
         return path.withUTF8 { bytes in match(method: method, path: UnsafeRawBufferPointer(bytes)) }
     }
 
-    private func match(method: HTTPMethod, path: UnsafeRawBufferPointer) -> RouteMatch<Handler> {
+    private func match(method: HTTPMethod, path: UnsafeRawBufferPointer) -> Match {
         guard path.first == UInt8(ascii: "/") else { return .notFound }
-        let rawSegments = path.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        var segments: [Range<Int>] = []
+        segments.reserveCapacity(8)
+        var start = 1
+        for index in 1..<path.count where path[index] == UInt8(ascii: "/") {
+            segments.append(start..<index)
+            start = index + 1
+        }
+        segments.append(start..<path.count)
 
-        var best: (route: Route, parameters: [String: String])?
-        var bestGet: (route: Route, parameters: [String: String])?
-        var allowed: [HTTPMethod] = []
-        for route in routes {
-            guard let parameters = Router.parameters(of: route.segments, in: rawSegments) else { continue }
-            if !allowed.contains(route.method) { allowed.append(route.method) }
+        var best: Int?
+        var bestGet: Int?
+        var pathExists = false
+        for index in routes.indices {
+            let route = routes[index]
+            guard RouteTable.matches(route.segments, segments, in: path) else { continue }
+            pathExists = true
             if route.method == method {
-                if best.map({ Router.isMoreSpecific(route.segments, than: $0.route.segments) }) ?? true {
-                    best = (route, parameters)
-                }
+                if best.map({ RouteTable.isMoreSpecific(route.segments, than: routes[$0].segments) }) ?? true { best = index }
             } else if method == .head && route.method == .get {
-                if bestGet.map({ Router.isMoreSpecific(route.segments, than: $0.route.segments) }) ?? true {
-                    bestGet = (route, parameters)
+                if bestGet.map({ RouteTable.isMoreSpecific(route.segments, than: routes[$0].segments) }) ?? true {
+                    bestGet = index
                 }
             }
         }
         if let found = best ?? bestGet {
-            return .matched(found.route.handler, parameters: found.parameters, pattern: found.route.pattern)
+            let route = routes[found]
+            var parameters: [String: String] = [:]
+            for (segment, range) in zip(route.segments, segments) {
+                // `matches` has checked that every parameter decodes.
+                if case .parameter(let name) = segment,
+                    let value = PercentDecoding.decodeStrict(UnsafeRawBufferPointer(rebasing: path[range]))
+                {
+                    parameters[name] = value
+                }
+            }
+            return .matched(handlerIndex: route.handlerIndex, parameters: parameters, pattern: route.pattern)
         }
-        guard !allowed.isEmpty else { return .notFound }
+        guard pathExists else { return .notFound }
+        var allowed: [HTTPMethod] = []
+        for route in routes where !allowed.contains(route.method) && RouteTable.matches(route.segments, segments, in: path) {
+            allowed.append(route.method)
+        }
         if allowed.contains(.get) && !allowed.contains(.head) { allowed.append(.head) }
         return .methodNotAllowed(allowed: allowed)
     }
 
-    /// The decoded parameters when `segments` matches the raw path segments, else nil.
-    private static func parameters(
-        of segments: [Segment], in raw: [UnsafeRawBufferPointer.SubSequence]
-    ) -> [String: String]? {
-        guard segments.count == raw.count else { return nil }
-        var parameters: [String: String] = [:]
-        for (segment, rawSegment) in zip(segments, raw) {
+    /// Whether a pattern matches the path's segments: literals equal (raw, or once decoded),
+    /// parameters non-empty and decodable.
+    private static func matches(_ pattern: [Segment], _ segments: [Range<Int>], in path: UnsafeRawBufferPointer) -> Bool {
+        guard pattern.count == segments.count else { return false }
+        for (segment, range) in zip(pattern, segments) {
+            let raw = UnsafeRawBufferPointer(rebasing: path[range])
             switch segment {
             case .literal(let literal):
-                if rawSegment.elementsEqual(literal) { continue }
-                guard rawSegment.contains(UInt8(ascii: "%")),
-                    let decoded = PercentDecoding.decodeStrict(rawSegment),
+                if raw.count == literal.count && literal.withUnsafeBytes({ $0.elementsEqual(raw) }) { continue }
+                guard raw.contains(UInt8(ascii: "%")), let decoded = PercentDecoding.decodeStrict(raw),
                     decoded.utf8.elementsEqual(literal)
-                else { return nil }
-            case .parameter(let name):
-                guard !rawSegment.isEmpty, let decoded = PercentDecoding.decodeStrict(rawSegment) else { return nil }
-                parameters[name] = decoded
+                else { return false }
+            case .parameter:
+                guard !raw.isEmpty else { return false }
+                // Plain ASCII needs no decoding; anything else must decode to valid UTF-8.
+                if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) && PercentDecoding.decodeStrict(raw) == nil {
+                    return false
+                }
             }
         }
-        return parameters
+        return true
     }
 
     /// Whether `lhs` has a literal where `rhs` has a parameter at their first difference.
@@ -124,6 +177,7 @@ public struct Router<Handler: Sendable>: Sendable {
         return false
     }
 }
+
 
 /// The outcome of ``Router/match(method:path:)``.
 public enum RouteMatch<Handler> {
