@@ -33,11 +33,11 @@ public enum ResponseSerializer {
     ) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(128 + response.headers.count * 48)
-        bytes.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendStatic("HTTP/1.1 ", to: &bytes)
         appendDecimal(response.status.code, to: &bytes)
         bytes.append(ASCII.space)
         appendSanitized(response.status.reasonPhrase, to: &bytes)
-        bytes.append(contentsOf: "\r\n".utf8)
+        appendStatic("\r\n", to: &bytes)
 
         var hasDate = false
         var hasServer = false
@@ -46,18 +46,18 @@ public enum ResponseSerializer {
             guard isValidName(field.name) else { continue }
             if !hasDate, HTTPHeaders.namesEqual(field.name, "date") { hasDate = true }
             if !hasServer, HTTPHeaders.namesEqual(field.name, "server") { hasServer = true }
-            bytes.append(contentsOf: field.name.utf8)
-            bytes.append(contentsOf: ": ".utf8)
+            appendUTF8(field.name, to: &bytes)
+            appendStatic(": ", to: &bytes)
             appendSanitized(field.value, to: &bytes)
-            bytes.append(contentsOf: "\r\n".utf8)
+            appendStatic("\r\n", to: &bytes)
         }
         if !hasDate {
-            bytes.append(contentsOf: "Date: ".utf8)
-            bytes.append(contentsOf: date.utf8)
-            bytes.append(contentsOf: "\r\n".utf8)
+            appendStatic("Date: ", to: &bytes)
+            appendUTF8(date, to: &bytes)
+            appendStatic("\r\n", to: &bytes)
         }
         if !hasServer {
-            bytes.append(contentsOf: "Server: listd\r\n".utf8)
+            appendStatic("Server: listd\r\n", to: &bytes)
         }
 
         let code = response.status.code
@@ -67,22 +67,22 @@ public enum ResponseSerializer {
         if mayFrame {
             if chunked {
                 if canChunk {
-                    bytes.append(contentsOf: "Transfer-Encoding: chunked\r\n".utf8)
+                    appendStatic("Transfer-Encoding: chunked\r\n", to: &bytes)
                 } else {
                     keepAlive = false
                 }
             } else {
-                bytes.append(contentsOf: "Content-Length: ".utf8)
+                appendStatic("Content-Length: ", to: &bytes)
                 appendDecimal(response.body.count, to: &bytes)
-                bytes.append(contentsOf: "\r\n".utf8)
+                appendStatic("\r\n", to: &bytes)
             }
         }
         if version == .http1_0 || version.major < 1 {
-            bytes.append(contentsOf: keepAlive ? "Connection: keep-alive\r\n".utf8 : "Connection: close\r\n".utf8)
+            appendStatic(keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n", to: &bytes)
         } else if !keepAlive {
-            bytes.append(contentsOf: "Connection: close\r\n".utf8)
+            appendStatic("Connection: close\r\n", to: &bytes)
         }
-        bytes.append(contentsOf: "\r\n".utf8)
+        appendStatic("\r\n", to: &bytes)
         return bytes
     }
 
@@ -99,9 +99,9 @@ public enum ResponseSerializer {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count + 20)
         appendHex(bytes.count, to: &output)
-        output.append(contentsOf: "\r\n".utf8)
+        appendStatic("\r\n", to: &output)
         output.append(contentsOf: bytes)
-        output.append(contentsOf: "\r\n".utf8)
+        appendStatic("\r\n", to: &output)
         return output
     }
 
@@ -124,17 +124,33 @@ public enum ResponseSerializer {
     /// Appends a value with every control character (CR and LF above all) replaced by a space,
     /// so a value that echoes client input can never split the response.
     private static func appendSanitized(_ value: String, to bytes: inout [UInt8]) {
-        for byte in value.utf8 {
-            bytes.append(byte < 0x20 || byte == 0x7F ? ASCII.space : byte)
+        var value = value
+        value.withUTF8 { utf8 in
+            if !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            for byte in utf8 { bytes.append(byte < 0x20 || byte == 0x7F ? ASCII.space : byte) }
         }
+    }
+
+    /// Appends a string's UTF-8 in one copy.
+    private static func appendUTF8(_ string: String, to bytes: inout [UInt8]) {
+        var string = string
+        string.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends a literal in one copy.
+    private static func appendStatic(_ text: StaticString, to bytes: inout [UInt8]) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// Decimal digits; `String(Int)` fits in a small string, so this does not allocate.
     static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: String(value).utf8)
+        appendUTF8(String(value), to: &bytes)
     }
 
     static func appendHex(_ value: Int, to bytes: inout [UInt8]) {
-        bytes.append(contentsOf: String(value, radix: 16).utf8)
+        appendUTF8(String(value, radix: 16), to: &bytes)
     }
 }

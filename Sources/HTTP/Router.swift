@@ -108,14 +108,16 @@ struct RouteTable: Sendable {
         var best: Int?
         var bestGet: Int?
         var pathExists = false
-        for index in routes.indices {
-            let route = routes[index]
-            guard RouteTable.matches(route.segments, segments, in: path) else { continue }
+        for index in routes.indices where routes[index].segments.count == segments.count {
+            guard RouteTable.matches(routes[index].segments, segments, in: path) else { continue }
             pathExists = true
-            if route.method == method {
-                if best.map({ RouteTable.isMoreSpecific(route.segments, than: routes[$0].segments) }) ?? true { best = index }
-            } else if method == .head && route.method == .get {
-                if bestGet.map({ RouteTable.isMoreSpecific(route.segments, than: routes[$0].segments) }) ?? true {
+            let routeMethod = routes[index].method
+            if routeMethod == method {
+                if best.map({ RouteTable.isMoreSpecific(routes[index].segments, than: routes[$0].segments) }) ?? true {
+                    best = index
+                }
+            } else if method == .head && routeMethod == .get {
+                if bestGet.map({ RouteTable.isMoreSpecific(routes[index].segments, than: routes[$0].segments) }) ?? true {
                     bestGet = index
                 }
             }
