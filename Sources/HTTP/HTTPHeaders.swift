@@ -115,6 +115,7 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
         return true
     }
 
+    /// The fields as `name: value` lines, for logs and test failures.
     public var description: String {
         fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
     }

@@ -15,5 +15,6 @@ public struct HTTPParseError: Error, Sendable, Equatable, CustomStringConvertibl
         self.reason = reason
     }
 
+    /// Status and reason on one line, for logs.
     public var description: String { "\(status.code) \(status.reasonPhrase): \(reason)" }
 }
