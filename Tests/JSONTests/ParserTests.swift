@@ -172,7 +172,7 @@ struct Rejection: CustomTestStringConvertible, Sendable {
 
     @Test func parsesIntoValues() throws {
         let value = try JSONValue(parsing: "{\"b\":[1,\"x\",null],\"a\":{\"c\":true},\"é\":-2.50}")
-        #expect(value == ["a": ["c": true], "b": [1, "x", nil], "é": -2.5])
+        #expect(value == ["a": ["c": true], "b": [1, "x", .null], "é": -2.5])
         #expect(value["b"]?[1]?.stringValue == "x")
         #expect(value["a"]?["c"]?.boolValue == true)
         #expect(value["é"]?.doubleValue == -2.5)
