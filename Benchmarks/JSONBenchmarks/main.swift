@@ -1,6 +1,6 @@
 // Throughput of the JSON module's hot paths, in MB/s of input (or output for the writer).
 //
-//   swift build -c release --product JSONBenchmarks && .build/release/JSONBenchmarks
+//   swift build -c release --product JSONBenchmarks && .build/release/JSONBenchmarks [name filter]
 //
 // Inputs are generated deterministically so runs are comparable.
 import JSON
@@ -23,12 +23,19 @@ struct Generator {
 let words = ["milk", "leek", "apple", "Käse", "crème brûlée", "tea \"green\"", "a/b", "line\nbreak", "😀", "x"]
 let keyNames = ["title", "qty", "done", "tags", "price", "note", "id", "meta", "created", "aisle", "z", "b"]
 
+/// `string` as a JSON string literal.
+func jsonString(_ string: String) -> String {
+    var writer = JSONWriter()
+    writer.string(string)
+    return writer.text
+}
+
 /// A small model of about 100 bytes, keys in a client's (unsorted) order.
 func smallModel(_ generator: inout Generator, _ index: Int) -> String {
     let price = Double(generator.below(10_000)) / 100
     return """
-        {"title": "\(words[generator.below(words.count)]) \(index)", "qty": \(generator.below(20)), \
-        "done": \(generator.below(2) == 0), "tags": ["\(words[generator.below(4)])", "urgent"], "price": \(price)}
+        {"title": \(jsonString("\(words[generator.below(words.count)]) \(index)")), "qty": \(generator.below(20)), \
+        "done": \(generator.below(2) == 0), "tags": [\(jsonString(words[generator.below(4)])), "urgent"], "price": \(price)}
         """
 }
 
@@ -43,7 +50,7 @@ func largeModel(_ generator: inout Generator) -> String {
             switch generator.below(5) {
             case 0: members.append("\"\(key)\": \(generator.below(1_000_000))")
             case 1: members.append("\"\(key)\": \(Double(generator.below(1_000_000)) / 1000)")
-            case 2: members.append("\"\(key)\": \"\(words[generator.below(words.count)].debugDescription.dropFirst().dropLast())\"")
+            case 2: members.append("\"\(key)\": \(jsonString(words[generator.below(words.count)]))")
             case 3: members.append("\"\(key)\": [1, 2.5, \"x\", null, true, {\"b\": 1, \"a\": 2}]")
             default: members.append("\"\(key)\": {\"nested\": {\"deeper\": [\(index), false]}}")
             }
@@ -65,6 +72,7 @@ var sink = 0
 
 @MainActor
 func measure(_ name: String, bytesPerRun: Int, seconds: Double = 1.0, _ body: () throws -> Int) rethrows {
+    if let filter = CommandLine.arguments.dropFirst().first, !name.contains(filter) { return }
     let clock = ContinuousClock()
     // Warm up.
     for _ in 0..<3 { sink &+= try body() }
@@ -82,11 +90,11 @@ func measure(_ name: String, bytesPerRun: Int, seconds: Double = 1.0, _ body: ()
     let rate = megabytes / secondsElapsed
     print(
         "\(name.rightPadded(58)) "
-            + "\(String(Int(rate.rounded())).leftPadded(6)) MB/s  \(String(format1(perRun)).leftPadded(10)) µs/run")
+            + "\(String(Int(rate + 0.5)).leftPadded(6)) MB/s  \(String(format1(perRun)).leftPadded(10)) µs/run")
 }
 
 func format1(_ value: Double) -> String {
-    let tenths = Int((value * 10).rounded())
+    let tenths = Int(value * 10 + 0.5)
     return "\(tenths / 10).\(tenths % 10)"
 }
 

@@ -36,6 +36,21 @@ public enum CanonicalJSON {
         String(decoding: try canonicalBytes(bytes, limits: limits), as: UTF8.self)
     }
 
+    /// Parses `bytes` strictly and returns their canonical text; the array fast path
+    /// of ``canonicalize(_:limits:)-(Collection<UInt8>,_)``.
+    public static func canonicalize(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> String {
+        String(decoding: try canonicalBytes(bytes, limits: limits), as: UTF8.self)
+    }
+
+    /// Parses `bytes` strictly and returns their canonical text as UTF-8 bytes; the
+    /// array fast path of ``canonicalBytes(_:limits:)-(Collection<UInt8>,_)``.
+    public static func canonicalBytes(_ bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) -> [UInt8] {
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) -> [UInt8] in try canonicalBytes(buffer, limits: limits) }
+        }
+        return try result.get()
+    }
+
     /// Parses a JSON text strictly and returns its canonical text.
     public static func canonicalize(_ text: String, limits: JSONLimits = JSONLimits()) throws(JSONError) -> String {
         var text = text
@@ -244,16 +259,20 @@ struct Canonicalizer {
     /// Puts the members `members[base...]`, written from `contentStart` on, in key
     /// order, or throws for the earliest repeated key.
     mutating func sortMembers(contentStart: Int, base: Int) throws(JSONError) {
+        let ordered = output.withUnsafeBufferPointer { buffer in
+            members.withUnsafeBufferPointer { members in
+                for index in (base + 1)..<members.count
+                where Self.compareKeys(members[index - 1], members[index], buffer) >= 0 {
+                    return false
+                }
+                return true
+            }
+        }
+        if ordered { return }
         var list: [Member] = []
         swap(&list, &members)
         defer { swap(&list, &members) }
         let duplicate: Member? = output.withUnsafeBufferPointer { buffer in
-            var ordered = true
-            for index in (base + 1)..<list.count where Self.compareKeys(list[index - 1], list[index], buffer) >= 0 {
-                ordered = false
-                break
-            }
-            if ordered { return nil }
             list[base...].sort { Self.compareKeys($0, $1, buffer) < 0 }
             return earliestRepeatedKey(
                 list[base...], sameKey: { Self.compareKeys($0, $1, buffer) == 0 }, offset: { $0.source })

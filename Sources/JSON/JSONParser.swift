@@ -16,6 +16,15 @@ extension JSONValue {
         }
     }
 
+    /// Parses a JSON text strictly; the array fast path of
+    /// ``init(parsing:limits:)-(Collection<UInt8>,_)``.
+    public init(parsing bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(JSONError) {
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONError) -> JSONValue in try Self.parse(buffer, limits: limits) }
+        }
+        self = try result.get()
+    }
+
     /// Parses a JSON text strictly; see ``init(parsing:limits:)-(Collection<UInt8>,_)``.
     public init(parsing text: String, limits: JSONLimits = JSONLimits()) throws(JSONError) {
         var text = text

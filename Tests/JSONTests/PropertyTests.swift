@@ -309,11 +309,15 @@ struct RandomJSON {
             for _ in 0..<Int.random(in: 1...20, using: &random.rng) {
                 digits.append(String(Int.random(in: 0...9, using: &random.rng)))
             }
-            let split = Int.random(in: 0..<digits.count, using: &random.rng)
-            let integerPart = digits.prefix(split + 1).drop { $0 == "0" }
-            let literal =
-                (random.chance(30) ? "-" : "") + (integerPart.isEmpty ? "0" : String(integerPart)) + "."
-                + digits.dropFirst(split + 1) + "0" + "e\(Int.random(in: -320...300, using: &random.rng))"
+            let split = Int.random(in: 0...digits.count, using: &random.rng)
+            let integerPart = digits.prefix(split).drop { $0 == "0" }
+            let sign = random.chance(30) ? "-" : ""
+            let integer = integerPart.isEmpty ? "0" : String(integerPart)
+            let zeros = String(repeating: "0", count: random.chance(30) ? Int.random(in: 1...8, using: &random.rng) : 0)
+            let fraction = zeros + (split == digits.count ? "0" : String(digits.dropFirst(split)))
+            let padding = random.chance(50) ? "0" : ""
+            let exponent = random.chance(50) ? "e\(Int.random(in: -320...300, using: &random.rng))" : ""
+            let literal = sign + integer + "." + fraction + padding + exponent
             let double = try #require(Double(literal))
             guard double.isFinite else { continue }
             let expected = try #require(JSONNumber(double)).canonicalText
