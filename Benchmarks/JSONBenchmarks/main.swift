@@ -65,7 +65,6 @@ func largeModel(_ generator: inout Generator) -> String {
 
 extension Generator: RandomNumberGenerator {}
 
-
 /// Runs `body` (which processes `bytesPerRun` bytes) repeatedly for about `seconds`
 /// and prints the throughput.
 var sink = 0
@@ -116,7 +115,9 @@ let smallBytes = smalls.reduce(0) { $0 + $1.count }
 let smallCanonical = try smalls.map { try CanonicalJSON.canonicalBytes($0) }
 let smallCanonicalBytes = smallCanonical.reduce(0) { $0 + $1.count }
 
-print("large model: \(large.count) bytes (\(largeCanonical.count) canonical); small models: 1000, \(smallBytes / 1000) bytes each on average")
+print(
+    "large model: \(large.count) bytes (\(largeCanonical.count) canonical); small models: 1000, \(smallBytes / 1000) bytes each on average"
+)
 
 try measure("canonicalize 64 KiB model (unsorted, with white space)", bytesPerRun: large.count) {
     try CanonicalJSON.canonicalize(large).utf8.count

@@ -189,8 +189,10 @@ struct Rejection: CustomTestStringConvertible, Sendable {
         #expect(try JSONValue(parsing: text.utf8) == expected)
         #expect(try JSONValue(parsing: Set([UInt8(ascii: "1")])) == 1, "non-contiguous collection")
         let fromRaw = bytes.withUnsafeBytes { raw in
-            (Result { () throws(JSONError) in try JSONValue(parsing: raw) },
-             Result { () throws(JSONError) in try CanonicalJSON.canonicalBytes(raw) })
+            (
+                Result { () throws(JSONError) in try JSONValue(parsing: raw) },
+                Result { () throws(JSONError) in try CanonicalJSON.canonicalBytes(raw) }
+            )
         }
         #expect(try fromRaw.0.get() == expected)
         #expect(try fromRaw.1.get() == bytes)

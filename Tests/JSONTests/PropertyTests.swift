@@ -236,7 +236,8 @@ struct RandomJSON {
         for _ in 0..<Int.random(in: 1...3, using: &rng) {
             let byte =
                 chance(70)
-                ? interesting[Int.random(in: 0..<interesting.count, using: &rng)] : UInt8.random(in: 0...255, using: &rng)
+                ? interesting[Int.random(in: 0..<interesting.count, using: &rng)]
+                : UInt8.random(in: 0...255, using: &rng)
             let position = Int.random(in: 0...bytes.count, using: &rng)
             switch Int.random(in: 0..<5, using: &rng) {
             case 0 where position < bytes.count: bytes[position] = byte
