@@ -66,13 +66,14 @@ let package = Package(
             ]
         ),
 
-        // MARK: Benchmarks (release builds only; see Benchmarks/DiffBenchmarks/README.md)
+        // MARK: Benchmarks (release builds only; each folder's README says how to run it)
         .executableTarget(
             name: "DiffBenchmarks",
             dependencies: ["SectionDiff"],
             path: "Benchmarks/DiffBenchmarks",
             exclude: ["README.md"]
         ),
+        .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
 
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),

@@ -1,6 +1,9 @@
 /// Limits applied while parsing untrusted JSON.
 public struct JSONLimits: Sendable, Hashable {
     /// The deepest nesting of arrays and objects accepted.
+    ///
+    /// The parser recurses once per level, so this also bounds its stack use; keep it
+    /// to a few hundred at most (a request body needs the model's 64 plus a few).
     public var maxDepth: Int
     /// The most bytes of JSON text accepted.
     public var maxBytes: Int

@@ -86,7 +86,10 @@ public struct JSONObject: Sendable, Hashable, RandomAccessCollection, Expressibl
     public subscript(key: String) -> JSONValue? {
         get {
             let (index, found) = searchIndex(key)
-            return found ? members[index].value : nil
+            // Not `found ? value : nil`: JSONValue is ExpressibleByNilLiteral, so that
+            // `nil` would become `.null` instead of a missing value.
+            guard found else { return Optional.none }
+            return members[index].value
         }
         set {
             let (index, found) = searchIndex(key)

@@ -162,12 +162,12 @@ extension JSONValue {
 
 // MARK: Literals
 
-extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+// Deliberately not ExpressibleByNilLiteral: `cond ? value : nil` would then build
+// `.null` where a caller meant "missing". Write `.null`.
+extension JSONValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
-    /// `null`.
-    public init(nilLiteral: ()) { self = .null }
     /// A Bool.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     /// An integer.

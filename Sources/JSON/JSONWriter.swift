@@ -136,6 +136,14 @@ public struct JSONWriter: Sendable {
         needsComma = true
     }
 
+    /// Splices in one complete JSON value given as bytes, verbatim and unchecked; the
+    /// array fast path of ``raw(_:)-(Collection<UInt8>)``.
+    public mutating func raw(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+        needsComma = true
+    }
+
     /// Splices in one complete JSON value given as a String, verbatim and unchecked.
     public mutating func raw(_ json: String) {
         separate()

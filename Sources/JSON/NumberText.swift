@@ -78,29 +78,62 @@ enum NumberText {
             return
         }
         if negative { out.append(UInt8(ascii: "-")) }
-        if k <= n && n <= 21 {
-            out.append(contentsOf: digits)
-            for _ in 0..<(n - k) { out.append(UInt8(ascii: "0")) }
-        } else if 0 < n && n <= 21 {
-            out.append(contentsOf: digits[0..<n])
-            out.append(UInt8(ascii: "."))
-            out.append(contentsOf: digits[n...])
-        } else if -6 < n && n <= 0 {
-            out.append(UInt8(ascii: "0"))
-            out.append(UInt8(ascii: "."))
-            for _ in 0..<(-n) { out.append(UInt8(ascii: "0")) }
-            out.append(contentsOf: digits)
-        } else {
-            out.append(digits[0])
-            if k > 1 {
+        digits.withUnsafeBufferPointer { digits in
+            if k <= n && n <= 21 {
+                out.append(contentsOf: digits)
+                for _ in 0..<(n - k) { out.append(UInt8(ascii: "0")) }
+            } else if 0 < n && n <= 21 {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[0..<n]))
                 out.append(UInt8(ascii: "."))
-                out.append(contentsOf: digits[1...])
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[n...]))
+            } else if -6 < n && n <= 0 {
+                out.append(UInt8(ascii: "0"))
+                out.append(UInt8(ascii: "."))
+                for _ in 0..<(-n) { out.append(UInt8(ascii: "0")) }
+                out.append(contentsOf: digits)
+            } else {
+                out.append(digits[0])
+                if k > 1 {
+                    out.append(UInt8(ascii: "."))
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[1...]))
+                }
+                out.append(UInt8(ascii: "e"))
+                let exponent = n - 1
+                out.append(exponent < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+                appendInteger(Int64(exponent.magnitude), to: &out)
             }
-            out.append(UInt8(ascii: "e"))
-            let exponent = n - 1
-            out.append(exponent < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
-            appendInteger(Int64(exponent.magnitude), to: &out)
         }
+    }
+
+    /// The common case of a decimal with a fraction and no exponent, such as
+    /// `2.50` or `-0.125`, written without ``decompose(_:digits:)``: when it has at
+    /// most 15 significant digits and needs no exponent in ECMAScript form, its
+    /// canonical text is the literal with trailing fraction zeros removed. Returns
+    /// `false`, appending nothing, when the literal is not such a case.
+    @inline(__always)
+    static func appendPlainDecimal(_ literal: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) -> Bool {
+        let integerStart = literal[0] == UInt8(ascii: "-") ? 1 : 0
+        var dot = integerStart
+        while literal[dot] != UInt8(ascii: ".") { dot += 1 }
+        var end = literal.count
+        // Stops at the '.' at the latest.
+        while literal[end - 1] == UInt8(ascii: "0") { end -= 1 }
+        let fractionDigits = end - dot - 1
+        if literal[integerStart] != UInt8(ascii: "0") {
+            guard dot - integerStart + fractionDigits <= 15 else { return false }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: literal[0..<(fractionDigits == 0 ? dot : end)]))
+            return true
+        }
+        if fractionDigits == 0 {
+            out.append(UInt8(ascii: "0"))
+            return true
+        }
+        var firstSignificant = dot + 1
+        while literal[firstSignificant] == UInt8(ascii: "0") { firstSignificant += 1 }
+        // Six or more zeros after the point switch ECMAScript to exponent form.
+        guard firstSignificant - dot - 1 < 6, end - firstSignificant <= 15 else { return false }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: literal[0..<end]))
+        return true
     }
 
     /// Appends the canonical text of a finite Double.

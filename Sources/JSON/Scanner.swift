@@ -106,6 +106,7 @@ struct Scanner {
             while index < count, NumberText.isDigit(input[index]) { index += 1 }
         }
         var isInteger = true
+        var hasExponent = false
         if index < count, input[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
@@ -117,6 +118,7 @@ struct Scanner {
         }
         if index < count, input[index] | 0x20 == UInt8(ascii: "e") {
             isInteger = false
+            hasExponent = true
             index += 1
             if index < count, input[index] == UInt8(ascii: "+") || input[index] == UInt8(ascii: "-") {
                 index += 1
@@ -129,10 +131,14 @@ struct Scanner {
         }
         position = index
         let literal = UnsafeBufferPointer(rebasing: input[start..<index])
-        let inRange =
-            isInteger
-            ? NumberText.appendCanonicalInteger(literal, to: &out)
-            : NumberText.appendCanonicalDecimal(literal, scratch: &numberScratch, to: &out)
+        let inRange: Bool
+        if isInteger {
+            inRange = NumberText.appendCanonicalInteger(literal, to: &out)
+        } else if !hasExponent && NumberText.appendPlainDecimal(literal, to: &out) {
+            inRange = true
+        } else {
+            inRange = NumberText.appendCanonicalDecimal(literal, scratch: &numberScratch, to: &out)
+        }
         if !inRange {
             throw error(.numberOutOfRange, at: start)
         }

@@ -1,50 +1,12 @@
-extension JSONValue {
-    /// Parses a JSON text strictly (RFC 8259), within `limits`.
-    ///
-    /// Rejects: invalid UTF-8 (overlongs, encoded surrogates, above U+10FFFF), `\u`
-    /// escapes of unpaired surrogates, raw control characters in strings, leading
-    /// zeros, trailing commas, anything after the value, `NaN` and `Infinity`,
-    /// numbers that overflow a Double, duplicate keys in one object (reported at
-    /// the second occurrence, once the object has been read to its end), nesting
-    /// deeper than `limits.maxDepth` and texts longer than `limits.maxBytes`.
-    ///
-    /// - Throws: ``JSONError`` naming the problem and its position.
-    /// - Complexity: O(n log m) for n bytes and objects of at most m members.
-    public init(parsing bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()) throws(JSONError) {
-        self = try withContiguousBytes(bytes) { (buffer) throws(JSONError) -> JSONValue in
-            try Self.parse(buffer, limits: limits)
-        }
-    }
-
-    /// Parses a JSON text strictly; see ``init(parsing:limits:)-(Collection<UInt8>,_)``.
-    public init(parsing text: String, limits: JSONLimits = JSONLimits()) throws(JSONError) {
-        var text = text
-        let result = text.withUTF8 { buffer in
-            Result { () throws(JSONError) -> JSONValue in try Self.parse(buffer, limits: limits) }
-        }
-        self = try result.get()
-    }
-
-    /// Parses JSON text in raw memory strictly; see ``init(parsing:limits:)-(Collection<UInt8>,_)``.
-    public init(parsing bytes: UnsafeRawBufferPointer, limits: JSONLimits = JSONLimits()) throws(JSONError) {
-        let result = bytes.withMemoryRebound(to: UInt8.self) { buffer in
-            Result { () throws(JSONError) -> JSONValue in try Self.parse(buffer, limits: limits) }
-        }
-        self = try result.get()
-    }
-
-    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, limits: JSONLimits) throws(JSONError) -> JSONValue {
-        var parser = TreeParser(Scanner(buffer, limits: limits))
-        return try parser.run()
-    }
-}
-
 /// Builds a ``JSONValue`` tree with the same grammar, checks and error positions
 /// as the streaming ``Canonicalizer``.
 struct TreeParser {
     var scanner: Scanner
     /// Reused for decoded strings and number text.
     var scratch: [UInt8] = []
+    /// The input offsets of the keys of every open object, innermost last; only
+    /// needed to report a duplicate key, so shared rather than one array per object.
+    var keyOffsets: [Int] = []
 
     init(_ scanner: Scanner) {
         self.scanner = scanner
@@ -125,7 +87,8 @@ struct TreeParser {
     mutating func object() throws(JSONError) -> JSONValue {
         try scanner.enterContainer()
         var members: [(key: String, value: JSONValue)] = []
-        var offsets: [Int] = []
+        let base = keyOffsets.count
+        defer { keyOffsets.removeSubrange(base...) }
         scanner.skipWhitespace()
         if scanner.current == UInt8(ascii: "}") {
             scanner.position += 1
@@ -133,7 +96,7 @@ struct TreeParser {
             var expectation = JSONError.Expectation.keyOrEndOfObject
             while true {
                 guard scanner.current == UInt8(ascii: "\"") else { throw scanner.unexpected(expectation) }
-                offsets.append(scanner.position)
+                keyOffsets.append(scanner.position)
                 let key = try string()
                 scanner.skipWhitespace()
                 guard scanner.current == UInt8(ascii: ":") else { throw scanner.unexpected(.colon) }
@@ -169,9 +132,9 @@ struct TreeParser {
             order.sort { JSONEscaping.compare(members[$0].key, members[$1].key) < 0 }
             if let repeated = earliestRepeatedKey(
                 order, sameKey: { JSONEscaping.bytesEqual(members[$0].key, members[$1].key) },
-                offset: { offsets[$0] })
+                offset: { keyOffsets[base + $0] })
             {
-                throw scanner.error(.duplicateKey(members[repeated].key), at: offsets[repeated])
+                throw scanner.error(.duplicateKey(members[repeated].key), at: keyOffsets[base + repeated])
             }
             members = order.map { members[$0] }
         }
