@@ -1,0 +1,153 @@
+import HTTP
+import JSON
+import ListStore
+
+/// Turns request bodies into the store's values.
+struct RequestDecoder: Sendable {
+    /// The largest body accepted, in bytes (the HTTP layer enforces it too).
+    var maxBodyBytes: Int = 8 * 1024 * 1024
+    /// Limits applied to every model in a body.
+    var models = ModelLimits()
+
+    /// The body parsed as JSON. An empty body is an error unless `emptyAs` is given.
+    func json(_ request: Request, emptyAs empty: JSONValue? = nil) throws(Problem) -> JSONValue {
+        if let contentType = request.header("Content-Type"), !Self.isJSON(contentType) {
+            throw .unsupportedMediaType(String(contentType.prefix(100)))
+        }
+        if request.body.isEmpty {
+            if let empty { return empty }
+            throw .invalidJSON("the body is empty; expected a JSON object")
+        }
+        // The body wraps models a few levels deep ({"ops":[{"item":{"model":…}}]}),
+        // so the document may nest a little deeper than a model may; each model's
+        // own depth is checked when it is read.
+        let limits = JSONLimits(maxDepth: models.maxDepth + 8, maxBytes: maxBodyBytes)
+        do {
+            return try JSONValue(parsing: request.body, limits: limits)
+        } catch {
+            throw .invalidJSON("the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// `application/json`, `application/merge-patch+json`, or any `+json` type, with parameters.
+    static func isJSON(_ contentType: String) -> Bool {
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
+            $0.trimmingWhitespace().lowercased()
+        }
+        guard let mediaType else { return false }
+        return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+    }
+
+    /// A section as a client sends it: `{"id"?, "model"?, "items"?}`.
+    func section(_ value: JSONValue, context: String, allowing extra: Set<String> = []) throws(Problem) -> NewSection {
+        let fields = try FieldReader(value, context: context, limits: models)
+        try fields.allowOnly(Set(["id", "model", "items"]).union(extra))
+        var items: [NewItem] = []
+        if let array = try fields.array("items") {
+            items.reserveCapacity(array.count)
+            for (index, element) in array.enumerated() {
+                items.append(try item(element, context: "\(context).items[\(index)]"))
+            }
+        }
+        return NewSection(id: try fields.identifier("id"), model: try fields.model("model") ?? .emptyObject, items: items)
+    }
+
+    /// An item as a client sends it: `{"id"?, "model"?}`.
+    func item(_ value: JSONValue, context: String, allowing extra: Set<String> = []) throws(Problem) -> NewItem {
+        let fields = try FieldReader(value, context: context, limits: models)
+        try fields.allowOnly(Set(["id", "model"]).union(extra))
+        return NewItem(id: try fields.identifier("id"), model: try fields.model("model") ?? .emptyObject)
+    }
+
+    /// A list of sections from the field `key` of `fields` (absent: none).
+    func sections(_ fields: FieldReader, key: String = "sections") throws(Problem) -> [NewSection] {
+        guard let array = try fields.array(key) else { return [] }
+        var sections: [NewSection] = []
+        sections.reserveCapacity(array.count)
+        for (index, element) in array.enumerated() {
+            sections.append(try section(element, context: "\(key)[\(index)]"))
+        }
+        return sections
+    }
+
+    /// The body of `PATCH /lists/{list}`: `{"ops": [...]}`.
+    func operations(_ body: JSONValue) throws(Problem) -> [ListOperation] {
+        let fields = try FieldReader(body, context: "the body", limits: models)
+        try fields.allowOnly(["ops"])
+        guard let array = try fields.array("ops") else {
+            throw .invalidRequest("the body needs \"ops\": an array of operations")
+        }
+        var operations: [ListOperation] = []
+        operations.reserveCapacity(array.count)
+        for (index, element) in array.enumerated() {
+            operations.append(try operation(element, index: index))
+        }
+        return operations
+    }
+
+    /// One op of a batch; see API.md for the eight shapes.
+    func operation(_ value: JSONValue, index: Int) throws(Problem) -> ListOperation {
+        let name = value["op"]?.stringValue
+        let context = name.map { "op \(index) (\($0))" } ?? "op \(index)"
+        let fields = try FieldReader(value, context: context, limits: models)
+        guard let name else {
+            if fields.has("op") { throw .invalidRequest("\(context): \"op\" must be a string") }
+            throw .invalidRequest("\(context) needs \"op\": one of \(Self.operationNames.joined(separator: ", "))")
+        }
+        switch name {
+        case "insertSection":
+            try fields.allowOnly(["op", "section", "at"])
+            guard let section = fields.value("section") else {
+                throw .invalidRequest("\(context) needs \"section\": {\"id\", \"model\", \"items\"}")
+            }
+            return .insertSection(try self.section(section, context: "\(context).section"), at: try fields.position("at"))
+        case "updateSection":
+            try fields.allowOnly(["op", "id", "model"])
+            return .updateSection(id: try fields.requiredIdentifier("id"), model: try fields.requiredModel("model"))
+        case "moveSection":
+            try fields.allowOnly(["op", "id", "to"])
+            return .moveSection(id: try fields.requiredIdentifier("id"), to: try fields.requiredPosition("to"))
+        case "deleteSection":
+            try fields.allowOnly(["op", "id"])
+            return .deleteSection(id: try fields.requiredIdentifier("id"))
+        case "insertItem":
+            try fields.allowOnly(["op", "section", "item", "at"])
+            guard let item = fields.value("item") else {
+                throw .invalidRequest("\(context) needs \"item\": {\"id\", \"model\"}")
+            }
+            return .insertItem(
+                section: try fields.requiredIdentifier("section"), item: try self.item(item, context: "\(context).item"),
+                at: try fields.position("at"))
+        case "updateItem":
+            try fields.allowOnly(["op", "id", "model"])
+            return .updateItem(id: try fields.requiredIdentifier("id"), model: try fields.requiredModel("model"))
+        case "moveItem":
+            try fields.allowOnly(["op", "id", "section", "to"])
+            return .moveItem(
+                id: try fields.requiredIdentifier("id"), section: try fields.identifier("section"),
+                to: try fields.requiredPosition("to"))
+        case "deleteItem":
+            try fields.allowOnly(["op", "id"])
+            return .deleteItem(id: try fields.requiredIdentifier("id"))
+        default:
+            throw .invalidRequest(
+                "\(context): unknown op \"\(name.prefix(40))\"; expected one of \(Self.operationNames.joined(separator: ", "))")
+        }
+    }
+
+    static let operationNames = [
+        "insertSection", "updateSection", "moveSection", "deleteSection",
+        "insertItem", "updateItem", "moveItem", "deleteItem",
+    ]
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs.
+    func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}
