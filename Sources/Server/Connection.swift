@@ -25,6 +25,8 @@ final class Connection {
     var isParked = false
     /// The client shut its sending side; stop watching for input.
     var inputClosed = false
+    /// When queued output last made progress (monotonic ns), for the send timeout.
+    var lastWriteProgress: UInt64 = 0
     /// The current stream frames its chunks (HTTP/1.1) or sends them raw (1.0).
     var streamChunked = false
     /// The current stream sends a body at all (not for HEAD).

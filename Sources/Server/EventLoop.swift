@@ -125,6 +125,7 @@ final class EventLoopCore {
     private let bodyTimeout: UInt64
     private let keepAliveTimeout: UInt64
     private let lingerTimeout: UInt64
+    private let sendTimeout: UInt64
     private let highWaterMark: Int
 
     init(loop: EventLoop, context: ServerContext, selector: Selector, listener: Int32) {
@@ -139,6 +140,7 @@ final class EventLoopCore {
         self.bodyTimeout = configuration.bodyIdleTimeout.nanoseconds
         self.keepAliveTimeout = configuration.keepAliveIdleTimeout.nanoseconds
         self.lingerTimeout = configuration.lingerTimeout.nanoseconds
+        self.sendTimeout = configuration.sendTimeout.nanoseconds
         self.highWaterMark = configuration.outputHighWaterMark
     }
 
@@ -257,6 +259,18 @@ final class EventLoopCore {
         }
         while let slot = timers.popExpired(now: now) {
             guard let connection = connections[slot] else { continue }
+            if !connection.output.isEmpty {
+                // Output is waiting for the client to read: the request
+                // timeouts do not apply (the server is not reading either),
+                // but a client that reads nothing for `sendTimeout` is dropped.
+                let stalledUntil = connection.lastWriteProgress + sendTimeout
+                if now < stalledUntil {
+                    timers.schedule(slot, at: stalledUntil)
+                } else {
+                    perform(connection.machine.errorCaught(), on: connection)
+                }
+                continue
+            }
             perform(connection.machine.timedOut(), on: connection)
             if isOpen(connection) {
                 flushAndContinue(connection)
@@ -544,12 +558,12 @@ final class EventLoopCore {
     /// Writes queued output until the socket is full, then, if that made room,
     /// goes on with pipelined requests.
     private func flushAndContinue(_ connection: Connection) {
-        var rounds = 0
+        // Each round parses at least one buffered request, so this ends when
+        // the socket is full or the buffered input is used up.
         while isOpen(connection) {
             let wasBackedUp = connection.output.pendingBytes > highWaterMark
             flush(connection)
-            rounds += 1
-            guard isOpen(connection), wasBackedUp, rounds < 16,
+            guard isOpen(connection), wasBackedUp,
                 connection.output.pendingBytes <= highWaterMark,
                 connection.machine.acceptsInput, connection.parser.hasBufferedBytes
             else { return }
@@ -558,6 +572,10 @@ final class EventLoopCore {
     }
 
     private func flush(_ connection: Connection) {
+        if connection.output.isEmpty {
+            perform(connection.machine.outputFlushed(), on: connection)
+            return
+        }
         while !connection.output.isEmpty {
             let fd = connection.fd
             let result = connection.output.withVectors { vectors in
@@ -566,7 +584,15 @@ final class EventLoopCore {
             switch result {
             case .success(.processed(let written)):
                 connection.output.consume(written)
+                connection.lastWriteProgress = now
             case .success(.wouldBlock):
+                if !connection.interest.contains(.writable) {
+                    // The socket just filled up: the stall clock starts now.
+                    connection.lastWriteProgress = now
+                }
+                if timers.deadline(of: connection.slot) == nil {
+                    timers.schedule(connection.slot, at: now + sendTimeout)
+                }
                 return
             case .failure:
                 // EPIPE or ECONNRESET: the client is gone.

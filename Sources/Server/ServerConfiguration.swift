@@ -20,6 +20,9 @@ public struct ServerConfiguration: Sendable {
     public var bodyIdleTimeout: Duration
     /// How long an idle persistent connection stays open.
     public var keepAliveIdleTimeout: Duration
+    /// How long queued output may make no progress (a client that stopped
+    /// reading) before the connection is closed.
+    public var sendTimeout: Duration
     /// After a final response, how long to discard input before closing
     /// (so the client reads the response rather than a reset).
     public var lingerTimeout: Duration
@@ -48,6 +51,7 @@ public struct ServerConfiguration: Sendable {
         headTimeout: Duration = .seconds(10),
         bodyIdleTimeout: Duration = .seconds(30),
         keepAliveIdleTimeout: Duration = .seconds(60),
+        sendTimeout: Duration = .seconds(30),
         lingerTimeout: Duration = .seconds(2),
         maxConnections: Int? = nil,
         descriptorReserve: Int = 64,
@@ -63,6 +67,7 @@ public struct ServerConfiguration: Sendable {
         self.headTimeout = headTimeout
         self.bodyIdleTimeout = bodyIdleTimeout
         self.keepAliveIdleTimeout = keepAliveIdleTimeout
+        self.sendTimeout = sendTimeout
         self.lingerTimeout = lingerTimeout
         self.maxConnections = maxConnections
         self.descriptorReserve = descriptorReserve
