@@ -60,29 +60,47 @@ final class SerializedObserver<Element: Sendable>: ObserverType, Cancelable {
 
     private func drain() {
         while true {
-            let batch = state.withLock { state -> (AnyObserver<Element>, [Event<Element>])? in
+            // The observer is moved out of the lock before it is released: its
+            // deinit may run arbitrary code that re-enters this object.
+            let step = state.withLock { state -> DrainStep in
                 guard let observer = state.observer, !state.pending.isEmpty else {
                     state.draining = false
                     state.pending = []
-                    if state.stopped { state.observer = nil }
-                    return nil
+                    if state.stopped {
+                        let released = state.observer
+                        state.observer = nil
+                        return .finished(released)
+                    }
+                    return .finished(nil)
                 }
                 let batch = state.pending
                 state.pending = []
-                return (observer, batch)
+                return .deliver(observer, batch)
             }
-            guard let (observer, events) = batch else { return }
-            for event in events { deliver(event, to: observer) }
+            switch step {
+            case .finished: return
+            case .deliver(let observer, let events):
+                for event in events { deliver(event, to: observer) }
+            }
         }
+    }
+
+    private enum DrainStep {
+        case deliver(AnyObserver<Element>, [Event<Element>])
+        case finished(AnyObserver<Element>?)
     }
 
     func dispose() {
         guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        state.withLock { state in
+        let released = state.withLock { state -> AnyObserver<Element>? in
             state.stopped = true
             state.pending = []
-            if !state.draining { state.observer = nil }
+            guard !state.draining else { return nil }
+            let released = state.observer
+            state.observer = nil
+            return released
         }
+        _ = released
     }
 }
 
