@@ -37,11 +37,17 @@ final class SerializedObserver<Element: Sendable>: ObserverType, Cancelable {
 
     /// Computes the event to send under the lock, so that the decision and the
     /// place in the queue are atomic; returns early with `nil` to send nothing.
-    /// `decide` must not call user code.
-    func send(_ decide: () -> Event<Element>?) {
+    /// `decide` must not call user code. Returns whether a terminal event was accepted,
+    /// so the caller can release its upstream subscriptions.
+    @discardableResult
+    func send(_ decide: () -> Event<Element>?) -> Bool {
+        var terminated = false
         let start = state.withLock { state -> (AnyObserver<Element>, Event<Element>)? in
             guard !state.stopped, let observer = state.observer, let event = decide() else { return nil }
-            if event.isStopEvent { state.stopped = true }
+            if event.isStopEvent {
+                state.stopped = true
+                terminated = true
+            }
             if state.draining {
                 state.pending.append(event)
                 return nil
@@ -49,9 +55,10 @@ final class SerializedObserver<Element: Sendable>: ObserverType, Cancelable {
             state.draining = true
             return (observer, event)
         }
-        guard let (observer, first) = start else { return }
+        guard let (observer, first) = start else { return terminated }
         deliver(first, to: observer)
         drain()
+        return terminated
     }
 
     private func deliver(_ event: Event<Element>, to observer: AnyObserver<Element>) {
@@ -111,6 +118,18 @@ final class SerializedObserver<Element: Sendable>: ObserverType, Cancelable {
 /// lock or queue hand-off of whoever serialized them.
 final class SerialBox<Value>: @unchecked Sendable {
     // Protected by the serialized delivery of the event grammar (see type doc).
+    var value: Value
+
+    init(_ value: Value) { self.value = value }
+}
+
+/// Operator state guarded by a `SerializedObserver`'s mutex.
+///
+/// Touched only inside the `decide` closure of that observer's `send(_:)`, which
+/// runs under its lock, so concurrent sources (timers, inner observables) see it
+/// consistently and in the same order as the events they emit.
+final class OutputState<Value>: @unchecked Sendable {
+    // Protected by the owning SerializedObserver's mutex (see type doc).
     var value: Value
 
     init(_ value: Value) { self.value = value }
