@@ -42,10 +42,18 @@ public struct Observable<Element: Sendable>: ObservableType {
     }
 
     /// Subscribes an observer; disposing the result ends the subscription.
+    ///
+    /// A terminal event disposes the subscription after it was delivered, so a
+    /// finished chain releases its resources without an explicit `dispose()`.
     public func subscribe<Observer: ObserverType>(_ observer: Observer) -> any Disposable
     where Observer.Element == Element {
         let slot = SingleAssignmentDisposable()
-        slot.setDisposable(runner(AnyObserver(observer), slot))
+        let guarded = AnyObserver<Element> { event in
+            guard !slot.isDisposed else { return }
+            observer.on(event)
+            if event.isStopEvent { slot.dispose() }
+        }
+        slot.setDisposable(runner(guarded, slot))
         return slot
     }
 }

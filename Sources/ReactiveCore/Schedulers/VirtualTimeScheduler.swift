@@ -107,6 +107,10 @@ public final class VirtualTimeScheduler: Scheduler {
 
     private func pop(until limit: Duration?) -> Item? {
         state.withLock { state -> Item? in
+            // Cancelled actions are dropped without moving the clock to their time.
+            while let first = state.queue.first, first.cancel.isDisposed {
+                state.queue.removeFirst()
+            }
             guard !state.stopped, let first = state.queue.first else { return nil }
             if let limit, first.time > limit { return nil }
             state.queue.removeFirst()
