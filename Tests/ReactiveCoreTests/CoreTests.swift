@@ -113,7 +113,8 @@ import Testing
         })
         captured.withLock { $0 }?.onNext(1)
         #expect(log.elements == [1, 2, 3])
-        #expect(maxDepth.load(ordering: .relaxed) == 1)
+        let deepest = maxDepth.load(ordering: .relaxed)
+        #expect(deepest == 1)
     }
 
     @Test func onDisposedRunsOnceAfterCompletionOrDispose() {

@@ -1,9 +1,10 @@
 extension ObservableType {
     /// The elements as an `AsyncThrowingStream`, for `for try await` loops.
     ///
-    /// The stream ends when the sequence completes, throws its error, and disposes
-    /// the subscription as soon as the consumer stops (the loop exits or its task is
-    /// cancelled). Elements are buffered without bound; see `values(bufferingPolicy:)`.
+    /// The stream ends when the sequence completes and throws its error. The
+    /// subscription is disposed as soon as the consumer stops: its task is cancelled,
+    /// or the loop exits and the stream is released. Elements are buffered without
+    /// bound; see `values(bufferingPolicy:)`.
     public var values: AsyncThrowingStream<Element, any Error> {
         values(bufferingPolicy: .unbounded)
     }
