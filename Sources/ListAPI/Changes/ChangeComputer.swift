@@ -1,0 +1,121 @@
+import ListStore
+import Synchronization
+
+/// Computes "what changed in a list since V" once per question, however many
+/// clients ask it at the same time, and remembers recent answers while they
+/// are still current.
+///
+/// The net change is exact by construction: the store rebuilds the snapshot
+/// at V from its history of before-images, and SectionDiff diffs it against
+/// the current snapshot, so an item updated a thousand times since V appears
+/// once and one inserted and deleted since V not at all.
+final class ChangeComputer: Sendable {
+    /// What identifies a question.
+    struct Question: Hashable, Sendable {
+        var list: Identifier
+        var from: Int64
+        /// The epoch the client holds, if it sent one.
+        var epoch: String?
+    }
+
+    private enum Outcome: Sendable {
+        case answer(ChangeAnswer)
+        case failure(StoreError)
+        /// The computation ended before this asker could join it: ask again.
+        case retry
+    }
+
+    private struct State {
+        var inFlight: [Question: [CheckedContinuation<Outcome, Never>]] = [:]
+        var recent: [Question: ChangeAnswer] = [:]
+        var recentOrder: [Question] = []
+    }
+
+    private let store: any Store
+    private let router: CommitRouter
+    private let state = Mutex(State())
+    private let recentCapacity: Int
+    private let computations = Atomic<Int>(0)
+
+    /// How many answers were computed (not shared); for tests and metrics.
+    var computationCount: Int { computations.load(ordering: .relaxed) }
+
+    init(store: any Store, router: CommitRouter, recentCapacity: Int = 4096) {
+        self.store = store
+        self.router = router
+        self.recentCapacity = recentCapacity
+    }
+
+    /// The answer to `question`; shared with every concurrent asker of the same question.
+    func answer(_ question: Question) async throws(StoreError) -> ChangeAnswer {
+        enum Role { case reuse(ChangeAnswer), join, compute }
+        let head = router.head(of: question.list)
+        let role: Role = state.withLock { state in
+            if let known = state.recent[question], let head, known.epoch == head.epoch, known.to == head.version {
+                return .reuse(known)
+            }
+            if state.inFlight[question] != nil { return .join }
+            state.inFlight[question] = []
+            return .compute
+        }
+        switch role {
+        case .reuse(let answer):
+            return answer
+        case .join:
+            let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let joined = state.withLock { state -> Bool in
+                    guard state.inFlight[question] != nil else { return false }
+                    state.inFlight[question]?.append(continuation)
+                    return true
+                }
+                // The computation finished between the check and here: ask again.
+                if !joined { continuation.resume(returning: .retry) }
+            }
+            switch outcome {
+            case .answer(let answer): return answer
+            case .failure(let error): throw error
+            case .retry: return try await answer(question)
+            }
+        case .compute:
+            let outcome: Outcome
+            do {
+                outcome = .answer(try await compute(question))
+            } catch {
+                outcome = .failure(error)
+            }
+            let waiting = state.withLock { state -> [CheckedContinuation<Outcome, Never>] in
+                let waiting = state.inFlight.removeValue(forKey: question) ?? []
+                if case .answer(let answer) = outcome { remember(answer, for: question, in: &state) }
+                return waiting
+            }
+            for continuation in waiting { continuation.resume(returning: outcome) }
+            switch outcome {
+            case .answer(let answer): return answer
+            case .failure(let error): throw error
+            case .retry: return try await answer(question)
+            }
+        }
+    }
+
+    private func compute(_ question: Question) async throws(StoreError) -> ChangeAnswer {
+        computations.add(1, ordering: .relaxed)
+        let snapshots = try await store.snapshots(of: question.list, at: [question.from])
+        let current = snapshots.current
+        router.note(current.head)
+        if let epoch = question.epoch, epoch != current.epoch { return .reset(current, from: question.from) }
+        if question.from == current.version { return .unchanged(current.head, from: question.from) }
+        guard question.from < current.version, let old = snapshots.atVersion[question.from] else {
+            return .reset(current, from: question.from)
+        }
+        return .between(old, current)
+    }
+
+    private func remember(_ answer: ChangeAnswer, for question: Question, in state: inout State) {
+        if state.recent.updateValue(answer, forKey: question) == nil { state.recentOrder.append(question) }
+        if state.recentOrder.count > recentCapacity {
+            let dropped = state.recentOrder.prefix(state.recentOrder.count - recentCapacity / 2)
+            for old in dropped { state.recent[old] = nil }
+            state.recentOrder.removeFirst(dropped.count)
+        }
+    }
+}

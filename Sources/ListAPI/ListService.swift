@@ -1,0 +1,187 @@
+import Foundation
+import HTTP
+import JSON
+import ListStore
+import Logging
+import ReactiveCore
+import Server
+
+/// The listd service: every route of the HTTP contract (docs/API.md) on top
+/// of a ``Store``, as an ``HTTPHandler`` for the HTTP server.
+///
+/// Handlers run on the connection's event loop and never block it: cached
+/// answers are sent at once, everything that needs the store runs in a task
+/// whose store calls execute on the store's own threads.
+public final class ListService: HTTPHandler {
+    let store: any Store
+    let configuration: ServiceConfiguration
+    let logger: Logger
+    /// The service's metrics; `GET /metrics` renders them.
+    public let metrics: ServiceMetrics
+    let router: CommitRouter
+    let computer: ChangeComputer
+    let hub: ChangeHub
+    let cache: SnapshotCache
+    let decoder: RequestDecoder
+    private let routes: Router<Route>
+    private let commitSubscription: CommitSubscription
+    private let cacheSubscription: any Disposable
+
+    /// Creates the service over `store`.
+    public init(store: any Store, configuration: ServiceConfiguration = .init(), logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = ServiceMetrics()
+        let router = CommitRouter()
+        self.router = router
+        self.computer = ChangeComputer(store: store, router: router)
+        self.hub = ChangeHub(router: router, computer: computer, metrics: metrics, tick: configuration.timeoutTick)
+        let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
+        self.cache = cache
+        self.decoder = RequestDecoder(
+            maxBodyBytes: configuration.maxBodyBytes, models: ModelLimits(maxDepth: configuration.maxModelDepth))
+        self.routes = Self.routeTable()
+        self.commitSubscription = router.connect(to: store)
+        // A deleted list's snapshot must not outlive it in the cache.
+        self.cacheSubscription = router.commits.asObservable()
+            .filter { $0.deleted }
+            .subscribe(onNext: { commit in cache.remove(commit.list) })
+        metrics.gauge("listd_parked_waiters", help: "Long-polls parked in the change hub.") { [hub] in
+            Double(hub.parkedCount)
+        }
+    }
+
+    deinit {
+        commitSubscription.cancel()
+        cacheSubscription.dispose()
+    }
+
+    /// Answers every parked long-poll with "no change" so its client
+    /// reconnects elsewhere, and refuses to park new ones. The HTTP server
+    /// calls it when it starts a graceful shutdown.
+    public func shutdown() { hub.shutdown() }
+
+    /// How many long-polls are parked.
+    public var parkedWaiters: Int { hub.parkedCount }
+
+    // MARK: - Dispatch
+
+    public func handle(_ request: Request, responder: Responder) {
+        let started = ContinuousClock.now
+        switch routes.match(method: request.method, path: request.path) {
+        case .notFound:
+            finish(.init(request: request, route: "unmatched", started: started), responder,
+                   Problem.noRoute(request.method, request.path).response())
+        case .methodNotAllowed(let allowed):
+            finish(.init(request: request, route: "unmatched", started: started), responder,
+                   Problem.methodNotAllowed(request.method, request.path, allowed: allowed).response())
+        case .matched(let route, let parameters, let pattern):
+            var request = request
+            request.pathParameters = parameters
+            let context = Context(request: request, route: pattern, started: started)
+            if let access = route.access {
+                switch configuration.accessPolicy.decide(authorization: request.header("Authorization"), access: access) {
+                case .allowed: break
+                case .unauthenticated(let reason):
+                    return finish(context, responder, Problem.unauthorized(reason).response())
+                case .forbidden(let reason):
+                    return finish(context, responder, Problem.forbidden(reason).response())
+                }
+            }
+            switch route.action {
+            case .sync(let body):
+                do throws(Problem) {
+                    finish(context, responder, try body(self, context))
+                } catch {
+                    finish(context, responder, error.response())
+                }
+            case .async(let body):
+                Task {
+                    do throws(Problem) {
+                        finish(context, responder, try await body(self, context))
+                    } catch {
+                        finish(context, responder, error.response())
+                    }
+                }
+            case .custom(let body):
+                body(self, context, Responder.Finishing(service: self, context: context, responder: responder))
+            }
+        }
+    }
+
+    /// Records, logs and sends one answer.
+    func finish(_ context: Context, _ responder: Responder, _ response: Response) {
+        let seconds = (ContinuousClock.now - context.started) / .seconds(1)
+        metrics.request(
+            route: context.route, method: context.request.method.rawValue, status: response.status.code,
+            seconds: seconds)
+        if response.status.code >= 500 {
+            logger.error(
+                "request failed",
+                metadata: [
+                    "method": "\(context.request.method)", "path": "\(context.request.path)",
+                    "status": "\(response.status.code)", "body": "\(String(decoding: response.body.prefix(512), as: UTF8.self))",
+                ])
+        } else if logger.logLevel <= .debug {
+            logger.debug(
+                "\(context.request.method) \(context.request.head.target) \(response.status.code)",
+                metadata: [
+                    "remote": "\(context.request.remoteAddress)",
+                    "ms": "\(String(format: "%.2f", seconds * 1000))",
+                ])
+        }
+        responder.respond(response)
+    }
+}
+
+/// One request in flight through the service.
+struct Context: Sendable {
+    var request: Request
+    /// The matched route's pattern, the label metrics use.
+    var route: String
+    var started: ContinuousClock.Instant
+
+    /// Whether the client asked for `?pretty` output.
+    var pretty: Bool { request.queryItems.contains { $0.name == "pretty" && $0.value != "false" && $0.value != "0" } }
+
+    /// A path parameter, validated as an id (the router decoded it).
+    func identifier(_ name: String) throws(Problem) -> Identifier {
+        let text = request.pathParameters[name] ?? ""
+        if let reason = Identifier.validationFailure(text) {
+            throw Problem(
+                slug: "invalid-id", title: "The id is not valid", status: 400,
+                detail: "the \(name) id in the path is invalid: \(reason)")
+        }
+        guard let id = Identifier(text) else { throw .invalidParameter("the \(name) id in the path is invalid") }
+        return id
+    }
+}
+
+/// A route's handler and the access it needs.
+struct Route: Sendable {
+    enum Action: Sendable {
+        /// Answers at once, on the event loop.
+        case sync(@Sendable (ListService, Context) throws(Problem) -> Response)
+        /// Answers from a task (anything that needs the store).
+        case async(@Sendable (ListService, Context) async throws(Problem) -> Response)
+        /// Answers through the responder itself, now or much later (long-polls, cache hits).
+        case custom(@Sendable (ListService, Context, Responder.Finishing) -> Void)
+    }
+
+    /// `nil`: open to everyone (`/healthz`).
+    var access: AccessPolicy.Access?
+    var action: Action
+}
+
+extension Responder {
+    /// A responder that records metrics and logs through the service when it answers.
+    struct Finishing: Sendable {
+        let service: ListService
+        let context: Context
+        let responder: Responder
+
+        func respond(_ response: Response) { service.finish(context, responder, response) }
+        func fail(_ problem: Problem) { respond(problem.response()) }
+    }
+}

@@ -1,0 +1,190 @@
+import HTTP
+import JSON
+import ListStore
+
+extension ListService {
+    /// `GET /healthz`: liveness. Open to everyone, so probes need no token.
+    func health(_ context: Context) -> Response {
+        json(context) { writer in
+            writer.beginObject()
+            writer.key("status")
+            writer.string("ok")
+            writer.endObject()
+        }
+    }
+
+    /// `GET /metrics`: Prometheus text format.
+    func metricsText(_ context: Context) -> Response {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+        return Response(status: .ok, headers: headers, body: Array(metrics.render().utf8))
+    }
+
+    /// `GET /lists?limit=&after=`: lists in id order, a page at a time.
+    func listLists(_ context: Context) async throws(Problem) -> Response {
+        let limit = try integerParameter(context, "limit", in: 1...1000, default: 100)
+        let after = try identifierParameter(context, "after")
+        let page = try await storeCall { () throws(StoreError) in try await store.lists(limit: limit, after: after) }
+        return json(context, capacity: 64 + page.count * 128) { writer in
+            writer.beginObject()
+            writer.key("lists")
+            writer.beginArray()
+            for summary in page {
+                writer.beginObject()
+                writer.key("id")
+                writer.string(summary.head.id.rawValue)
+                writer.key("name")
+                writer.string(summary.name)
+                writer.key("epoch")
+                writer.string(summary.head.epoch)
+                writer.key("version")
+                writer.int64(summary.head.version)
+                writer.key("sectionCount")
+                writer.int(summary.sectionCount)
+                writer.key("itemCount")
+                writer.int(summary.itemCount)
+                writer.endObject()
+            }
+            writer.endArray()
+            if page.count == limit, let last = page.last {
+                writer.key("next")
+                writer.string(last.head.id.rawValue)
+            }
+            writer.endObject()
+        }
+    }
+
+    /// `POST /lists`: creates a list, with sections if the body has them.
+    func createList(_ context: Context) async throws(Problem) -> Response {
+        let fields = try FieldReader(body(context, emptyAs: .object([:])), context: "the body", limits: decoder.models)
+        try fields.allowOnly(["id", "name", "sections"])
+        let id = try fields.identifier("id") ?? Identifier.generate()
+        let name = try fields.string("name") ?? ""
+        let sections = try decoder.sections(fields)
+        let snapshot = try await storeCall { () throws(StoreError) in
+            try await store.createList(id: id, name: name, sections: sections)
+        }
+        router.note(snapshot.head)
+        let entry = cache.store(snapshot)
+        var response = snapshotResponse(context, entry, status: .created)
+        response.headers.add(name: "Location", value: Self.location(snapshot.id))
+        return response
+    }
+
+    /// `GET /lists/{list}`: the snapshot, from memory when unchanged; 304 for a matching `If-None-Match`.
+    func getList(_ context: Context, _ responder: Responder.Finishing) {
+        let list: Identifier
+        do throws(Problem) { list = try context.identifier("list") } catch { return responder.fail(error) }
+        if let head = router.head(of: list), let entry = cache.entry(for: head) {
+            return responder.respond(snapshotResponse(context, entry))
+        }
+        Task {
+            do throws(Problem) {
+                responder.respond(snapshotResponse(context, try await currentSnapshot(list)))
+            } catch {
+                responder.fail(error)
+            }
+        }
+    }
+
+    /// The snapshot answer, honouring `If-None-Match` and `?pretty`.
+    func snapshotResponse(_ context: Context, _ entry: SnapshotCache.Entry, status: HTTPStatus = .ok) -> Response {
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: entry.etag)
+        if status == .ok, let condition = context.request.header("If-None-Match"),
+            Self.etagMatches(condition, entry.etag)
+        {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers.add(name: "Content-Type", value: "application/json")
+        let body = context.pretty ? prettyPrinted(entry.body.dropLast()) + [UInt8(ascii: "\n")] : entry.body
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// Whether an `If-None-Match` value names `etag` (weak comparison, `*` matches all).
+    static func etagMatches(_ condition: String, _ etag: String) -> Bool {
+        for candidate in condition.split(separator: ",") {
+            var tag = Substring(candidate.trimmingWhitespace())
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+            if tag == etag { return true }
+        }
+        return false
+    }
+
+    /// `PUT /lists/{list}`: replaces the whole snapshot (creating the list if
+    /// it does not exist); the server matches sections and items by id and
+    /// records the difference as one version.
+    func replaceList(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+        // A snapshot read with GET may be sent back as it is: its id, epoch and version are ignored.
+        try fields.allowOnly(["id", "name", "sections", "epoch", "version"])
+        if let id = try fields.identifier("id"), id != list {
+            throw .invalidRequest("the body's id \"\(id)\" differs from the list in the path, \"\(list)\"")
+        }
+        guard fields.has("sections") else {
+            throw .invalidRequest("the body needs \"sections\" (use [] to empty the list)")
+        }
+        let name = try fields.string("name")
+        let sections = try decoder.sections(fields)
+        let expected = try await expectedVersion(context, list: list)
+        do throws(StoreError) {
+            let result = try await store.replace(list, name: name, sections: sections, expectedVersion: expected)
+            return try await writeAnswer(context, result)
+        } catch where error.kind == .listNotFound && expected == nil {
+            let snapshot = try await storeCall { () throws(StoreError) in
+                try await store.createList(id: list, name: name ?? "", sections: sections)
+            }
+            router.note(snapshot.head)
+            var response = snapshotResponse(context, cache.store(snapshot), status: .created)
+            response.headers.add(name: "Location", value: Self.location(list))
+            return response
+        } catch {
+            throw Problem(error)
+        }
+    }
+
+    /// `PATCH /lists/{list}`: a batch of ops, all or nothing.
+    func patchList(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let operations = try decoder.operations(body(context))
+        let expected = try await expectedVersion(context, list: list)
+        let result = try await storeCall { () throws(StoreError) in
+            try await store.apply(operations, to: list, expectedVersion: expected)
+        }
+        return try await writeAnswer(context, result)
+    }
+
+    /// `DELETE /lists/{list}`.
+    func deleteList(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let expected = try await expectedVersion(context, list: list)
+        try await storeCall { () throws(StoreError) in try await store.deleteList(list, expectedVersion: expected) }
+        cache.remove(list)
+        return Response(status: .noContent)
+    }
+
+    /// The answer to a write of the whole list: the new version and the
+    /// changeset the write made, in the change stream's shape.
+    func writeAnswer(_ context: Context, _ result: WriteResult) async throws(Problem) -> Response {
+        let etag = ListHead(id: result.list, epoch: result.epoch, version: result.version).etag
+        let answer: ChangeAnswer
+        if !result.changed {
+            answer = .unchanged(ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
+        } else {
+            let snapshots = try await storeCall { () throws(StoreError) in
+                try await store.snapshots(of: result.list, at: [result.previousVersion, result.version])
+            }
+            router.note(snapshots.current.head)
+            if let before = snapshots.atVersion[result.previousVersion], let after = snapshots.atVersion[result.version] {
+                answer = .between(before, after)
+            } else {
+                answer = .reset(snapshots.atVersion[result.version] ?? snapshots.current, from: result.previousVersion)
+            }
+        }
+        var writer = JSONWriter(capacity: answer.json.count + 1)
+        writer.raw(answer.json)
+        return JSONBody.response(writer, pretty: context.pretty, etag: etag)
+    }
+}

@@ -1,0 +1,36 @@
+/// How the service behaves; the command line fills it in.
+public struct ServiceConfiguration: Sendable {
+    /// Who may read and write.
+    public var accessPolicy: AccessPolicy
+    /// The largest request body accepted, in bytes.
+    public var maxBodyBytes: Int
+    /// The deepest nesting a model may have.
+    public var maxModelDepth: Int
+    /// A long-poll's wait when the client names none.
+    public var defaultChangeTimeout: Duration
+    /// The longest wait a client may ask for.
+    public var maxChangeTimeout: Duration
+    /// The most bytes of serialized snapshots kept in memory.
+    public var snapshotCacheBytes: Int
+    /// The granularity of long-poll timeouts.
+    public var timeoutTick: Duration
+
+    /// Creates a configuration with listd's defaults.
+    public init(
+        accessPolicy: AccessPolicy = AccessPolicy(writeToken: nil, readToken: nil),
+        maxBodyBytes: Int = 8 * 1024 * 1024,
+        maxModelDepth: Int = 64,
+        defaultChangeTimeout: Duration = .seconds(30),
+        maxChangeTimeout: Duration = .seconds(300),
+        snapshotCacheBytes: Int = 64 * 1024 * 1024,
+        timeoutTick: Duration = .milliseconds(100)
+    ) {
+        self.accessPolicy = accessPolicy
+        self.maxBodyBytes = maxBodyBytes
+        self.maxModelDepth = maxModelDepth
+        self.defaultChangeTimeout = defaultChangeTimeout
+        self.maxChangeTimeout = maxChangeTimeout
+        self.snapshotCacheBytes = snapshotCacheBytes
+        self.timeoutTick = timeoutTick
+    }
+}
