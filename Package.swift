@@ -66,6 +66,14 @@ let package = Package(
             ]
         ),
 
+        // MARK: Benchmarks
+        .executableTarget(
+            name: "HTTPBenchmarks",
+            dependencies: ["Server", "HTTP", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/HTTPBenchmarks",
+            exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
+        ),
+
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
