@@ -6,7 +6,9 @@
 // Server imports exactly one C module for its system calls.
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,5 +24,28 @@
 /// The calling thread's errno. Swift can read `errno` from Glibc too, but
 /// reading it through one function keeps every system-call wrapper uniform.
 int csystem_errno(void);
+
+/// The event loop that owns the calling thread, or NULL. A C thread-local
+/// because Swift has no cheap thread-local storage and the check runs on
+/// every response.
+const void *_Nullable csystem_current_loop(void);
+
+/// Marks the calling thread as owned by `loop` (NULL to clear).
+void csystem_set_current_loop(const void *_Nullable loop);
+
+/// Installs an async-signal-safe handler for `signo` that writes 1 to the
+/// eventfd `fd` (the self-pipe trick), so a thread can wait for the signal
+/// with an ordinary read. Returns 0, or -1 with errno set.
+int csystem_signal_to_eventfd(int signo, int fd);
+
+/// Sets SIGPIPE to SIG_IGN, so a write to a closed socket returns EPIPE
+/// instead of killing the process. Returns 0, or -1 with errno set.
+int csystem_ignore_sigpipe(void);
+
+/// accept4(2), which glibc declares only under _GNU_SOURCE.
+int csystem_accept4(int fd, struct sockaddr *_Nullable address, socklen_t *_Nullable length, int flags);
+
+/// Names the calling thread (pthread_setname_np, also _GNU_SOURCE only).
+void csystem_set_thread_name(const char *_Nonnull name);
 
 #endif

@@ -1,0 +1,161 @@
+import HTTP
+import Synchronization
+
+/// What a handler sends back to a connection's event loop.
+enum Delivery: Sendable {
+    case response(Response)
+    case streamHead(Response)
+    case streamChunk([UInt8])
+    case streamEnd
+}
+
+/// The way back to one request's client: answer now or later, from any thread.
+///
+/// Why a class with a lock: the answer may come from any thread, at most once,
+/// and may race with the client going away. The lock only guards the state
+/// change; responses and cancellation callbacks run after it is released.
+public final class Responder: Sendable {
+    private enum State {
+        case waiting([@Sendable () -> Void])
+        case streaming([@Sendable () -> Void])
+        case answered
+        case cancelled
+    }
+
+    private let loop: EventLoop
+    private let token: UInt64
+    private let state = Mutex<State>(.waiting([]))
+
+    init(loop: EventLoop, token: UInt64) {
+        self.loop = loop
+        self.token = token
+    }
+
+    /// Sends `response` to the client.
+    ///
+    /// Only the first answer counts: calls after a `respond`, after
+    /// `startStream`, or after the client went away are ignored. For a HEAD
+    /// request, give the response GET would give; its body is not sent.
+    public func respond(_ response: Response) {
+        let accepted = state.withLock { state -> Bool in
+            guard case .waiting = state else { return false }
+            state = .answered
+            return true
+        }
+        if accepted { loop.deliver(.response(response), to: token) }
+    }
+
+    /// Registers `body` to run if the client goes away before the request is answered
+    /// (or, for a stream, before it is finished).
+    ///
+    /// Each registered callback runs at most once, on any thread. If the request
+    /// is already cancelled, `body` runs at once on the calling thread; if it
+    /// was already answered, never.
+    public func onCancel(_ body: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { state -> Bool in
+            switch state {
+            case .waiting(var callbacks):
+                callbacks.append(body)
+                state = .waiting(callbacks)
+                return false
+            case .streaming(var callbacks):
+                callbacks.append(body)
+                state = .streaming(callbacks)
+                return false
+            case .cancelled:
+                return true
+            case .answered:
+                return false
+            }
+        }
+        if runNow { body() }
+    }
+
+    /// Whether the client went away before the request was answered.
+    public var isCancelled: Bool {
+        state.withLock { state in
+            if case .cancelled = state { return true }
+            return false
+        }
+    }
+
+    /// Starts a streamed (chunked) response with `head`'s status and header fields.
+    ///
+    /// `head.body` is ignored. Write with ``ResponseStream/write(_:)`` and end
+    /// with ``ResponseStream/finish()``. For an HTTP/1.0 client the body is sent
+    /// unframed and the connection closes at the end. If the request was
+    /// already answered or cancelled, the returned stream discards everything.
+    public func startStream(_ head: Response) -> ResponseStream {
+        let accepted = state.withLock { state -> Bool in
+            guard case .waiting(let callbacks) = state else { return false }
+            state = .streaming(callbacks)
+            return true
+        }
+        let stream = ResponseStream(responder: self, active: accepted)
+        if accepted { loop.deliver(.streamHead(head), to: token) }
+        return stream
+    }
+
+    /// Forwards a stream's part to the loop; false when the stream is over.
+    fileprivate func deliverStreamPart(_ delivery: Delivery) -> Bool {
+        let streaming = state.withLock { state -> Bool in
+            if case .streaming = state { return true }
+            return false
+        }
+        if streaming { loop.deliver(delivery, to: token) }
+        return streaming
+    }
+
+    /// The stream's end was sent: later client departures are no cancellation.
+    fileprivate func streamFinished() {
+        state.withLock { state in
+            if case .streaming = state { state = .answered }
+        }
+    }
+
+    /// The client went away: runs the cancellation callbacks (outside the lock).
+    func cancel() {
+        let callbacks = state.withLock { state -> [@Sendable () -> Void] in
+            switch state {
+            case .waiting(let callbacks), .streaming(let callbacks):
+                state = .cancelled
+                return callbacks
+            case .answered, .cancelled:
+                return []
+            }
+        }
+        for callback in callbacks { callback() }
+    }
+}
+
+/// A response body sent in pieces (chunked transfer coding), for server-sent events.
+///
+/// Use it from one thread at a time; writes are delivered in order.
+public final class ResponseStream: Sendable {
+    private let responder: Responder
+    private let open: Atomic<Bool>
+
+    init(responder: Responder, active: Bool) {
+        self.responder = responder
+        self.open = Atomic(active)
+    }
+
+    /// Sends `bytes` as one chunk; ignored after `finish()` or once the client left.
+    public func write(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty, open.load(ordering: .acquiring) else { return }
+        if !responder.deliverStreamPart(.streamChunk(bytes)) {
+            open.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Ends the body; later calls are ignored.
+    public func finish() {
+        guard open.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        if responder.deliverStreamPart(.streamEnd) {
+            responder.streamFinished()
+        }
+    }
+
+    /// Whether the client went away; a long-running producer should stop.
+    public var isCancelled: Bool { responder.isCancelled }
+}
