@@ -74,6 +74,12 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
+        .executableTarget(
+            name: "HTTPBenchmarks",
+            dependencies: ["Server", "HTTP", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/HTTPBenchmarks",
+            exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
+        ),
 
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),

@@ -21,13 +21,14 @@ import Synchronization
 public final class HTTPServer: Sendable {
     private enum Phase {
         case created
-        case running(loops: [EventLoop], threads: [pthread_t])
+        case running(threads: [pthread_t])
         case joining
         case stopped
     }
 
     private struct State {
         var phase = Phase.created
+        var loops: [EventLoop] = []
         var draining = false
         var hooks: [@Sendable () -> Void] = []
         var signalFD: Int32?
@@ -95,7 +96,10 @@ public final class HTTPServer: Sendable {
             for thread in threads { System.join(thread) }
             throw error
         }
-        state.withLock { $0.phase = .running(loops: loops, threads: threads) }
+        state.withLock {
+            $0.phase = .running(threads: threads)
+            $0.loops = loops
+        }
         logger.info(
             "listening",
             metadata: [
@@ -120,9 +124,9 @@ public final class HTTPServer: Sendable {
     /// cancelled. `waitUntilStopped()` returns once all loops have exited.
     public func shutdown(drainTimeout: Duration) {
         let (loops, hooks) = state.withLock { state -> ([EventLoop], [@Sendable () -> Void]) in
-            guard !state.draining, case .running(let loops, _) = state.phase else { return ([], []) }
+            guard !state.draining, !state.loops.isEmpty else { return ([], []) }
             state.draining = true
-            return (loops, state.hooks)
+            return (state.loops, state.hooks)
         }
         guard !loops.isEmpty else { return }
         logger.info("shutting down", metadata: ["drainTimeoutMs": "\(drainTimeout.nanoseconds / 1_000_000)"])
@@ -163,7 +167,7 @@ public final class HTTPServer: Sendable {
         while true {
             let threads = state.withLock { state -> [pthread_t]? in
                 switch state.phase {
-                case .running(_, let threads):
+                case .running(let threads):
                     state.phase = .joining
                     return threads
                 case .created, .stopped:
@@ -179,7 +183,10 @@ public final class HTTPServer: Sendable {
             }
             for thread in threads { System.join(thread) }
             let signalFD = state.withLock { state -> Int32? in
-                if case .joining = state.phase { state.phase = .stopped }
+                if case .joining = state.phase {
+                    state.phase = .stopped
+                    state.loops = []
+                }
                 return state.signalFD
             }
             // Let the signal thread see `.stopped` and exit; the eventfd stays

@@ -315,4 +315,22 @@ import Testing
         #expect(cancelled.value == 1)
         #expect(client.closesWithoutMoreBytes())
     }
+
+    @Test func shutdownWhileAnotherThreadWaits() throws {
+        let (server, port) = try startServer { _, responder in responder.respond(ok("x")) }
+        let stopped = Counter()
+        let waiter = try System.spawnThread(name: "test-waiter") {
+            server.waitUntilStopped()
+            stopped.increment()
+        }
+        let client = try TestClient(port: port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readReply().status == 200)
+        usleep(20_000)
+        #expect(stopped.value == 0)
+        server.shutdown(drainTimeout: .milliseconds(300))
+        System.join(waiter)
+        #expect(stopped.value == 1)
+        #expect(client.closesWithoutMoreBytes())
+    }
 }
