@@ -91,23 +91,30 @@ public final class ListService: HTTPHandler {
             }
             switch route.action {
             case .sync(let body):
-                do throws(Problem) {
+                do {
                     finish(context, responder, try body(self, context))
                 } catch {
-                    finish(context, responder, error.response())
+                    finish(context, responder, problem(for: error).response())
                 }
             case .async(let body):
                 Task {
-                    do throws(Problem) {
+                    do {
                         finish(context, responder, try await body(self, context))
                     } catch {
-                        finish(context, responder, error.response())
+                        finish(context, responder, problem(for: error).response())
                     }
                 }
             case .custom(let body):
                 body(self, context, Responder.Finishing(service: self, context: context, responder: responder))
             }
         }
+    }
+
+    /// The problem to answer for an error a handler threw.
+    func problem(for error: any Error) -> Problem {
+        if let problem = error as? Problem { return problem }
+        if let storeError = error as? StoreError { return Problem(storeError) }
+        return .internalError("the server failed unexpectedly: \(error)")
     }
 
     /// Records, logs and sends one answer.
@@ -162,9 +169,11 @@ struct Context: Sendable {
 struct Route: Sendable {
     enum Action: Sendable {
         /// Answers at once, on the event loop.
-        case sync(@Sendable (ListService, Context) throws(Problem) -> Response)
+        /// (Handlers throw ``Problem``s; the closures are untyped only so the
+        /// route table can stay one line a route.)
+        case sync(@Sendable (ListService, Context) throws -> Response)
         /// Answers from a task (anything that needs the store).
-        case async(@Sendable (ListService, Context) async throws(Problem) -> Response)
+        case async(@Sendable (ListService, Context) async throws -> Response)
         /// Answers through the responder itself, now or much later (long-polls, cache hits).
         case custom(@Sendable (ListService, Context, Responder.Finishing) -> Void)
     }
@@ -183,5 +192,7 @@ extension Responder {
 
         func respond(_ response: Response) { service.finish(context, responder, response) }
         func fail(_ problem: Problem) { respond(problem.response()) }
+        /// Runs `body` when the client goes away before it is answered.
+        func onCancel(_ body: @escaping @Sendable () -> Void) { responder.onCancel(body) }
     }
 }

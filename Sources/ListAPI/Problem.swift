@@ -50,11 +50,11 @@ public struct Problem: Error, Sendable, Equatable {
         writer.key("detail")
         writer.string(detail)
         writer.endObject()
-        writer.raw("\n")
         var responseHeaders = HTTPHeaders()
         responseHeaders.add(name: "Content-Type", value: "application/problem+json")
         for header in headers { responseHeaders.add(name: header.name, value: header.value) }
-        return Response(status: HTTPStatus(code: status), headers: responseHeaders, body: writer.bytes)
+        return Response(
+            status: HTTPStatus(code: status), headers: responseHeaders, body: JSONBody.finish(writer, pretty: false))
     }
 }
 

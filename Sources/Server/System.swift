@@ -60,6 +60,18 @@ enum System {
         _ = try retrying("bind") { Glibc.bind(fd, address, length) }
     }
 
+    static func connect(_ fd: Int32, address: UnsafePointer<sockaddr>, length: socklen_t) throws(SystemError) {
+        _ = try retrying("connect") { Glibc.connect(fd, address, length) }
+    }
+
+    /// Sets a send or receive timeout (SO_SNDTIMEO / SO_RCVTIMEO) on a blocking socket.
+    static func setTimeout(_ fd: Int32, option: Int32, milliseconds: Int) throws(SystemError) {
+        var value = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        _ = try retrying("setsockopt") {
+            Glibc.setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     static func listen(_ fd: Int32, backlog: Int32) throws(SystemError) {
         _ = try retrying("listen") { Glibc.listen(fd, backlog) }
     }

@@ -6,6 +6,6 @@ struct Listd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "listd",
         abstract: "A server for live, sectioned lists.",
-        subcommands: [MigrateCommand.self, VersionCommand.self]
+        subcommands: [ServeCommand.self, MigrateCommand.self, HealthCommand.self, VersionCommand.self]
     )
 }

@@ -26,7 +26,7 @@ final class ChangeHub: Sendable {
 
     /// What the hub keeps of a parked request.
     struct Parked: Sendable {
-        var responder: Responder
+        var responder: Responder.Finishing
         var watch: Watch
         var pretty: Bool
         var since: [Identifier: Int64]
@@ -85,7 +85,7 @@ final class ChangeHub: Sendable {
     /// subscribing, so no commit can slip between the caller's check and the park.
     func park(
         _ watch: Watch, since: [Identifier: Int64], epochs: [Identifier: String], timeout: Duration,
-        pretty: Bool, responder: Responder
+        pretty: Bool, responder: Responder.Finishing
     ) -> ParkResult {
         let deadline = self.deadline(after: timeout)
         let parked = Parked(responder: responder, watch: watch, pretty: pretty, since: since, epochs: epochs)

@@ -29,13 +29,19 @@ struct RequestDecoder: Sendable {
         }
     }
 
-    /// `application/json`, `application/merge-patch+json`, or any `+json` type, with parameters.
+    /// Whether a body of this media type is read as JSON: `application/json`
+    /// and any `+json` type, and also `application/x-www-form-urlencoded` and
+    /// `text/plain`, because that is what `curl -d` and simple clients send
+    /// when nobody sets a type. Anything else (XML, multipart, …) is a 415.
     static func isJSON(_ contentType: String) -> Bool {
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
             $0.trimmingWhitespace().lowercased()
         }
-        guard let mediaType else { return false }
-        return mediaType == "application/json" || (mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json"))
+        guard let mediaType else { return true }
+        switch mediaType {
+        case "", "application/json", "application/x-www-form-urlencoded", "text/plain", "text/json": return true
+        default: return mediaType.hasPrefix("application/") && mediaType.hasSuffix("+json")
+        }
     }
 
     /// A section as a client sends it: `{"id"?, "model"?, "items"?}`.

@@ -1,6 +1,7 @@
 import HTTP
 import JSON
 import ListStore
+import Server
 
 extension ListService {
     /// `GET /healthz`: liveness. Open to everyone, so probes need no token.
@@ -129,9 +130,9 @@ extension ListService {
         let name = try fields.string("name")
         let sections = try decoder.sections(fields)
         let expected = try await expectedVersion(context, list: list)
+        let result: WriteResult
         do throws(StoreError) {
-            let result = try await store.replace(list, name: name, sections: sections, expectedVersion: expected)
-            return try await writeAnswer(context, result)
+            result = try await store.replace(list, name: name, sections: sections, expectedVersion: expected)
         } catch where error.kind == .listNotFound && expected == nil {
             let snapshot = try await storeCall { () throws(StoreError) in
                 try await store.createList(id: list, name: name ?? "", sections: sections)
@@ -143,6 +144,7 @@ extension ListService {
         } catch {
             throw Problem(error)
         }
+        return try await writeAnswer(context, result)
     }
 
     /// `PATCH /lists/{list}`: a batch of ops, all or nothing.

@@ -1,0 +1,188 @@
+import HTTP
+import JSON
+import ListStore
+import Server
+
+extension ListService {
+    /// `GET /lists/{list}/changes?since=V&timeout=S&epoch=E`: the long-poll
+    /// change stream (docs/API.md). Answers at once when the client is behind
+    /// (or must reset), otherwise parks until a commit or the timeout.
+    func changes(_ context: Context, _ responder: Responder.Finishing) {
+        let list: Identifier
+        let since: Since
+        let timeout: Duration
+        do throws(Problem) {
+            list = try context.identifier("list")
+            since = try Self.since(context.request.queryValue("since"))
+            timeout = try changeTimeout(context.request.queryValue("timeout"))
+        } catch {
+            return responder.fail(error)
+        }
+        let epoch = context.request.queryValue("epoch")
+        if let head = router.head(of: list) {
+            return changes(of: head, since: since, epoch: epoch, timeout: timeout, context, responder)
+        }
+        Task {
+            do throws(Problem) {
+                let head = try await head(of: list)
+                changes(of: head, since: since, epoch: epoch, timeout: timeout, context, responder)
+            } catch {
+                responder.fail(error)
+            }
+        }
+    }
+
+    private func changes(
+        of head: ListHead, since: Since, epoch: String?, timeout: Duration, _ context: Context,
+        _ responder: Responder.Finishing
+    ) {
+        let version: Int64
+        switch since {
+        case .now: version = head.version
+        case .version(let given): version = given
+        }
+        let upToDate = version == head.version && (epoch == nil || epoch == head.epoch)
+        if upToDate {
+            if timeout <= .zero { return respond(.unchanged(head, from: version), context, responder) }
+            switch hub.park(
+                .one(head.id), since: [head.id: version], epochs: [head.id: head.epoch], timeout: timeout,
+                pretty: context.pretty, responder: responder)
+            {
+            case .parked: return
+            case .shuttingDown: return respond(.unchanged(head, from: version), context, responder)
+            case .changed: break
+            }
+        }
+        Task {
+            do throws(StoreError) {
+                let answer = try await computer.answer(.init(list: head.id, from: version, epoch: epoch))
+                respond(answer, context, responder)
+            } catch {
+                responder.fail(Problem(error))
+            }
+        }
+    }
+
+    private func respond(_ answer: ChangeAnswer, _ context: Context, _ responder: Responder.Finishing) {
+        metrics.served(answer)
+        var writer = JSONWriter(capacity: answer.json.count + 1)
+        writer.raw(answer.json)
+        var response = JSONBody.response(writer, pretty: context.pretty)
+        response.headers.add(name: "Cache-Control", value: "no-store")
+        responder.respond(response)
+    }
+
+    /// `POST /changes` with `{"lists": {"a": 3, "b": 9}, "epochs"?: {"a": "…"}, "timeout"?: S}`:
+    /// waits until any of the lists moves past its version and answers
+    /// `{"lists": {"a": <change answer>, …}}` for each list that did
+    /// (a deleted list appears as `{"list": "a", "deleted": true}`).
+    func changesOfMany(_ context: Context, _ responder: Responder.Finishing) {
+        let since: [Identifier: Int64]
+        let epochs: [Identifier: String]
+        let timeout: Duration
+        do throws(Problem) {
+            let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+            try fields.allowOnly(["lists", "epochs", "timeout"])
+            guard let lists = fields.value("lists") else {
+                throw .invalidRequest("the body needs \"lists\": an object of list id → version held")
+            }
+            since = try Self.versions(lists)
+            epochs = try Self.epochs(fields.value("epochs"))
+            let timeoutText = context.request.queryValue("timeout") ?? fields.value("timeout").map(\.canonicalText)
+            timeout = try changeTimeout(timeoutText)
+        } catch {
+            return responder.fail(error)
+        }
+        Task {
+            do throws(Problem) {
+                var heads: [Identifier: ListHead] = [:]
+                for list in since.keys { heads[list] = try await head(of: list) }
+                var epochsHeld = epochs
+                for (list, head) in heads where epochsHeld[list] == nil { epochsHeld[list] = head.epoch }
+                let waiter = ChangeHub.Parked(
+                    responder: responder, watch: .many(since), pretty: context.pretty, since: since,
+                    epochs: epochsHeld)
+                let behind = heads.contains { list, head in
+                    head.version != since[list] || head.epoch != epochsHeld[list]
+                }
+                if behind || timeout <= .zero {
+                    return await hub.answerMany(waiter)
+                }
+                switch hub.park(
+                    .many(since), since: since, epochs: epochsHeld, timeout: timeout, pretty: context.pretty,
+                    responder: responder)
+                {
+                case .parked: return
+                case .changed, .shuttingDown: await hub.answerMany(waiter)
+                }
+            } catch {
+                responder.fail(error)
+            }
+        }
+    }
+
+    // MARK: - Parameters
+
+    /// What `since` names.
+    enum Since: Sendable, Equatable {
+        case now
+        case version(Int64)
+    }
+
+    static func since(_ text: String?) throws(Problem) -> Since {
+        guard let text, !text.isEmpty else {
+            throw .invalidParameter("since is required: the version you hold, or \"now\"")
+        }
+        if text == "now" { return .now }
+        guard let version = Int64(text), version >= 0 else {
+            throw .invalidParameter("since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
+        }
+        return .version(version)
+    }
+
+    /// The wait a client asked for, in seconds (fractions allowed), capped.
+    func changeTimeout(_ text: String?) throws(Problem) -> Duration {
+        guard let text, !text.isEmpty else { return configuration.defaultChangeTimeout }
+        let maximum = configuration.maxChangeTimeout / .seconds(1)
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= maximum else {
+            throw .invalidParameter(
+                "timeout must be a number of seconds from 0 to \(Int(maximum)), got \"\(text.prefix(40))\"")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    static func versions(_ value: JSONValue) throws(Problem) -> [Identifier: Int64] {
+        guard let object = value.objectValue, !object.isEmpty else {
+            throw .invalidRequest("\"lists\" must be a non-empty object of list id → version held")
+        }
+        guard object.count <= 1000 else {
+            throw .invalidRequest("\"lists\" names \(object.count) lists; at most 1000 may be followed at once")
+        }
+        var versions: [Identifier: Int64] = [:]
+        for (key, version) in object {
+            guard let id = Identifier(key) else {
+                throw .invalidRequest("\"lists\" has an invalid list id \"\(key.prefix(140))\"")
+            }
+            guard let number = version.int64Value, number >= 0 else {
+                throw .invalidRequest("\"lists\".\(key) must be a version (a whole number ≥ 0), not \(version.briefText)")
+            }
+            versions[id] = number
+        }
+        return versions
+    }
+
+    static func epochs(_ value: JSONValue?) throws(Problem) -> [Identifier: String] {
+        guard let value else { return [:] }
+        guard let object = value.objectValue else {
+            throw .invalidRequest("\"epochs\" must be an object of list id → epoch")
+        }
+        var epochs: [Identifier: String] = [:]
+        for (key, epoch) in object {
+            guard let id = Identifier(key), let text = epoch.stringValue else {
+                throw .invalidRequest("\"epochs\".\(key.prefix(140)) must be a list id with a string epoch")
+            }
+            epochs[id] = text
+        }
+        return epochs
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import HTTP
+import JSON
+import ListStore
+import SectionDiff
+
+extension ListService {
+    /// `GET /lists/{list}/sections/{section}/items`.
+    func listSectionItems(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let id = try context.identifier("section")
+        let snapshot = try await currentSnapshot(list).snapshot
+        guard let (_, section) = snapshot.section(id) else { throw Self.unknownSection(id, in: list) }
+        return listAnswer(context, snapshot.head) { writer in
+            writer.key("section")
+            writer.string(id.rawValue)
+            writer.key("items")
+            writer.beginArray()
+            for item in section.items { writer.item(item) }
+            writer.endArray()
+        }
+    }
+
+    /// `POST /lists/{list}/sections/{section}/items`: `{"id"?, "model"?, "at"?}`.
+    func createItem(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let section = try context.identifier("section")
+        let value = try body(context, emptyAs: .object([:]))
+        var item = try decoder.item(value, context: "the body", allowing: ["at"])
+        let at = try FieldReader(value, context: "the body", limits: decoder.models).position("at")
+        let id = item.id ?? Identifier.generate()
+        item.id = id
+        let expected = try await expectedVersion(context, list: list)
+        let (_, after) = try await write([.insertItem(section: section, item: item, at: at)], to: list, expected: expected)
+        return try itemAnswer(context, after, id, in: list, status: .created, location: Self.location(list, item: id))
+    }
+
+    /// `GET /lists/{list}/items/{item}`: the item, its section and its position.
+    func getItem(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let id = try context.identifier("item")
+        return try itemAnswer(context, try await currentSnapshot(list).snapshot, id, in: list)
+    }
+
+    /// `PUT /lists/{list}/items/{item}`: `{"model", "section"?}` replaces the
+    /// item's model; with `"section"` it also moves the item to the end of
+    /// that section, or creates it there if it does not exist.
+    func replaceItem(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let id = try context.identifier("item")
+        let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+        try fields.allowOnly(["id", "model", "section"])
+        if let bodyID = try fields.identifier("id"), bodyID != id {
+            throw .invalidRequest("the body's id \"\(bodyID)\" differs from the item in the path, \"\(id)\"")
+        }
+        let model = try fields.requiredModel("model")
+        let section = try fields.identifier("section")
+        return try await readModifyWrite(context, list: list) { snapshot, version throws(Problem) in
+            var operations: [ListOperation] = []
+            var created = false
+            if let existing = snapshot.item(id) {
+                if let section, section != existing.section.id {
+                    guard let (_, target) = snapshot.section(section) else { throw Self.unknownSection(section, in: list) }
+                    operations.append(.moveItem(id: id, section: section, to: target.items.count))
+                }
+                if existing.item.model != model { operations.append(.updateItem(id: id, model: model)) }
+            } else {
+                guard let section else {
+                    throw Self.unknownItem(id, in: list).adding(
+                        "; to create it with PUT, name its \"section\" in the body")
+                }
+                created = true
+                operations.append(.insertItem(section: section, item: NewItem(id: id, model: model), at: nil))
+            }
+            let after = operations.isEmpty ? snapshot : try await write(operations, to: list, expected: version).after
+            return try itemAnswer(
+                context, after, id, in: list, status: created ? .created : .ok,
+                location: created ? Self.location(list, item: id) : nil)
+        }
+    }
+
+    /// `PATCH /lists/{list}/items/{item}`: `{"model"?, "section"?, "to"?}`;
+    /// a `section` without `to` moves the item to that section's end.
+    func patchItem(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let id = try context.identifier("item")
+        let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+        try fields.allowOnly(["model", "section", "to"])
+        let model = try fields.model("model")
+        let section = try fields.identifier("section")
+        let to = try fields.position("to")
+        guard model != nil || section != nil || to != nil else {
+            throw .invalidRequest("the body changes nothing: give \"model\", \"section\", \"to\" or several")
+        }
+        return try await readModifyWrite(context, list: list) { snapshot, version throws(Problem) in
+            guard let existing = snapshot.item(id) else { throw Self.unknownItem(id, in: list) }
+            var operations: [ListOperation] = []
+            if section != nil || to != nil {
+                let targetID = section ?? existing.section.id
+                guard let (_, target) = snapshot.section(targetID) else {
+                    throw Self.unknownSection(targetID, in: list)
+                }
+                let end = targetID == existing.section.id ? target.items.count - 1 : target.items.count
+                operations.append(.moveItem(id: id, section: section, to: to ?? end))
+            }
+            if let model { operations.append(.updateItem(id: id, model: model)) }
+            let after = try await write(operations, to: list, expected: version).after
+            return try itemAnswer(context, after, id, in: list)
+        }
+    }
+
+    /// `DELETE /lists/{list}/items/{item}`.
+    func deleteItem(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let id = try context.identifier("item")
+        let expected = try await expectedVersion(context, list: list)
+        let result = try await storeCall { () throws(StoreError) in
+            try await store.apply([.deleteItem(id: id)], to: list, expectedVersion: expected)
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: ListHead(id: list, epoch: result.epoch, version: result.version).etag)
+        return Response(status: .noContent, headers: headers)
+    }
+
+    /// `GET /lists/{list}/items?section=&where=&q=&limit=&after=`: items in
+    /// list order matching every condition, a page at a time.
+    ///
+    /// `where=path:value` compares the model field at `path` (dot-separated;
+    /// a number indexes an array, as in `tags.0`) with `value`, read as JSON
+    /// when it is a JSON literal (`false`, `3`, `null`, `"3"`) and as a string
+    /// otherwise; several `where`s must all hold. `q` is a case-insensitive
+    /// substring of any string in the model. `after` is the opaque `next`
+    /// cursor of the previous page; it stays valid while the list changes.
+    func queryItems(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let limit = try integerParameter(context, "limit", in: 1...1000, default: 100)
+        let section = try identifierParameter(context, "section")
+        var conditions: [ItemQuery.Condition] = []
+        for item in context.request.queryItems where item.name == "where" {
+            conditions.append(try Self.condition(item.value))
+        }
+        let text = context.request.queryValue("q").flatMap { $0.isEmpty ? nil : $0 }
+        let after = try context.request.queryValue("after").map { cursor throws(Problem) in
+            guard let decoded = Self.decodeCursor(cursor) else {
+                throw .invalidParameter("after is not a cursor this server issued: \(cursor.prefix(60))")
+            }
+            return decoded
+        }
+        let query = ItemQuery(section: section, conditions: conditions, text: text, limit: limit, after: after)
+        let page = try await storeCall { () throws(StoreError) in try await store.items(of: list, query: query) }
+        let head = try await head(of: list)
+        return listAnswer(context, ListHead(id: list, epoch: head.epoch, version: page.version)) { writer in
+            writer.key("items")
+            writer.beginArray()
+            for entry in page.entries {
+                writer.beginObject()
+                writer.key("section")
+                writer.string(entry.section.rawValue)
+                writer.key("id")
+                writer.string(entry.item.id.rawValue)
+                writer.key("model")
+                writer.raw(entry.item.model.canonicalText)
+                writer.endObject()
+            }
+            writer.endArray()
+            if let next = page.nextCursor {
+                writer.key("next")
+                writer.string(Self.encodeCursor(next))
+            }
+        }
+    }
+
+    /// Parses `path:value` of a `where` parameter.
+    static func condition(_ text: String) throws(Problem) -> ItemQuery.Condition {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw .invalidParameter("where must be path:value, as in where=done:false; got \"\(text.prefix(80))\"")
+        }
+        let path = text[..<colon].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !path.isEmpty, !path.contains(where: \.isEmpty) else {
+            throw .invalidParameter("where has an empty field name in \"\(text.prefix(80))\"")
+        }
+        let raw = String(text[text.index(after: colon)...])
+        let value: JSONValue
+        if let parsed = try? JSONValue(parsing: raw, limits: JSONLimits(maxDepth: 1, maxBytes: 4096)),
+            parsed.arrayValue == nil, parsed.objectValue == nil
+        {
+            value = parsed
+        } else {
+            value = .string(raw)
+        }
+        return ItemQuery.Condition(path: path, value: value)
+    }
+
+    static func encodeCursor(_ cursor: String) -> String {
+        Data(cursor.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decodeCursor(_ text: String) -> String? {
+        guard text.count <= 2048, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            return nil
+        }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return String(data: data, encoding: .utf8)
+    }
+
+    func itemAnswer(
+        _ context: Context, _ snapshot: ListSnapshot, _ id: Identifier, in list: Identifier,
+        status: HTTPStatus = .ok, location: String? = nil
+    ) throws(Problem) -> Response {
+        guard let found = snapshot.item(id) else { throw Self.unknownItem(id, in: list) }
+        return listAnswer(context, snapshot.head, status: status, location: location) { writer in
+            writer.key("section")
+            writer.string(found.section.id.rawValue)
+            writer.key("at")
+            writer.path(ElementPath(element: found.path.1, section: found.path.0))
+            writer.key("item")
+            writer.item(found.item)
+        }
+    }
+}
+
+extension Problem {
+    /// The same problem with more words in its detail.
+    func adding(_ words: String) -> Problem {
+        var problem = self
+        problem.detail += words
+        return problem
+    }
+}
