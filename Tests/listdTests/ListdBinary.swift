@@ -17,13 +17,16 @@ enum ListdBinary {
         }
     }
 
-    /// Runs `listd` with `arguments` and returns its exit status and standard output.
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `listd` with `arguments` and returns its exit status and standard
+    /// output (and standard error too, when `stderr`).
+    static func run(_ arguments: [String], stderr: Bool = false) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = try url
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
         let pipe = Pipe()
         process.standardOutput = pipe
+        if stderr { process.standardError = pipe }
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
