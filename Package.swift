@@ -66,6 +66,14 @@ let package = Package(
             ]
         ),
 
+        // MARK: Benchmarks (release builds only)
+        .executableTarget(
+            name: "ReactiveBenchmarks",
+            dependencies: ["ReactiveCore"],
+            path: "Benchmarks/ReactiveBenchmarks",
+            exclude: ["README.md"]
+        ),
+
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
