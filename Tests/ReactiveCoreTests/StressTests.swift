@@ -136,7 +136,9 @@ import Testing
     @Test func disposingFromManyThreadsIsSafeAndIdempotent() {
         let subject = PublishSubject<Int>()
         let disposals = Counter()
-        let subscriptions = (0..<200).map { _ in subject.subscribe(onNext: { _ in }, onDisposed: { disposals.increment() }) }
+        let subscriptions = (0..<200).map { _ in
+            subject.subscribe(onNext: { _ in }, onDisposed: { disposals.increment() })
+        }
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             for (index, subscription) in subscriptions.enumerated() where index % 2 == worker % 2 {
                 subscription.dispose()

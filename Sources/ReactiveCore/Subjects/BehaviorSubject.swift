@@ -1,7 +1,10 @@
 /// A subject that holds a current value and replays it to every new subscriber.
 ///
-/// A subscriber first receives the current value, then later events. Reading
-/// `value` after the subject failed or completed throws `ReactiveError`.
+/// A subscriber first receives the current value, then later events. The current
+/// value is delivered during `subscribe`, unless another thread is delivering an
+/// event at that moment: then that thread delivers it right after its current
+/// event, before any later one. Reading `value` after the subject failed or
+/// completed throws `ReactiveError`.
 public final class BehaviorSubject<Element: Sendable>: ObserverType, ObservableType {
     @usableFromInline let core: SubjectCore<Element>
 
