@@ -80,6 +80,12 @@ let package = Package(
             path: "Benchmarks/HTTPBenchmarks",
             exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
         ),
+        .executableTarget(
+            name: "ReactiveBenchmarks",
+            dependencies: ["ReactiveCore"],
+            path: "Benchmarks/ReactiveBenchmarks",
+            exclude: ["README.md"]
+        ),
 
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),

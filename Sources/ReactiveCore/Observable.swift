@@ -25,17 +25,17 @@ public protocol ObservableType<Element>: Sendable {
 public struct Observable<Element: Sendable>: ObservableType {
     /// Subscribes an observer; the `Cancelable` lets synchronous sources notice a
     /// dispose made downstream before the subscription has even returned.
-    let runner: @Sendable (AnyObserver<Element>, any Cancelable) -> any Disposable
+    @usableFromInline let runner: @Sendable (AnyObserver<Element>, any Cancelable) -> any Disposable
 
-    init(_ runner: @escaping @Sendable (AnyObserver<Element>, any Cancelable) -> any Disposable) {
+    @usableFromInline init(_ runner: @escaping @Sendable (AnyObserver<Element>, any Cancelable) -> any Disposable) {
         self.runner = runner
     }
 
     /// Returns `self`.
-    public func asObservable() -> Observable<Element> { self }
+    @inlinable public func asObservable() -> Observable<Element> { self }
 
     /// Runs the recipe for one observer, with the downstream's cancel token.
-    @inline(__always)
+    @inlinable
     func run<Observer: ObserverType>(_ observer: Observer, _ cancel: any Cancelable) -> any Disposable
     where Observer.Element == Element {
         runner(AnyObserver(observer), cancel)
@@ -45,6 +45,7 @@ public struct Observable<Element: Sendable>: ObservableType {
     ///
     /// A terminal event disposes the subscription after it was delivered, so a
     /// finished chain releases its resources without an explicit `dispose()`.
+    @inlinable
     public func subscribe<Observer: ObserverType>(_ observer: Observer) -> any Disposable
     where Observer.Element == Element {
         let slot = SingleAssignmentDisposable()
@@ -76,7 +77,7 @@ extension ObservableType {
     /// `onDisposed` runs exactly once, after a terminal event or on `dispose()`,
     /// whichever comes first. A terminal event disposes the subscription, so a
     /// finished chain releases everything it held.
-    @discardableResult
+    @inlinable @discardableResult
     public func subscribe(
         onNext: (@Sendable (Element) -> Void)? = nil,
         onError: (@Sendable (any Error) -> Void)? = nil,
@@ -103,19 +104,20 @@ extension ObservableType {
 }
 
 /// The disposable of a closure subscription: single assignment plus `onDisposed`.
+@usableFromInline
 final class SubscriptionLifetime: Cancelable {
     private let slot = SingleAssignmentDisposable()
     private let onDisposed: Mutex<(@Sendable () -> Void)?>
 
-    init(onDisposed: (@Sendable () -> Void)?) {
+    @usableFromInline init(onDisposed: (@Sendable () -> Void)?) {
         self.onDisposed = Mutex(onDisposed)
     }
 
-    var isDisposed: Bool { slot.isDisposed }
+    @usableFromInline var isDisposed: Bool { slot.isDisposed }
 
-    func setDisposable(_ disposable: any Disposable) { slot.setDisposable(disposable) }
+    @usableFromInline func setDisposable(_ disposable: any Disposable) { slot.setDisposable(disposable) }
 
-    func dispose() {
+    @usableFromInline func dispose() {
         guard !slot.isDisposed else { return }
         slot.dispose()
         let action = onDisposed.withLock { slot in

@@ -35,11 +35,13 @@ public struct AnyObserver<Element>: ObserverType {
     @usableFromInline let handler: @Sendable (Event<Element>) -> Void
 
     /// Wraps a closure that receives every event.
+    @inlinable
     public init(_ handler: @escaping @Sendable (Event<Element>) -> Void) {
         self.handler = handler
     }
 
     /// Wraps any observer; wrapping an `AnyObserver` again reuses its closure.
+    @inlinable
     public init<Observer: ObserverType>(_ observer: Observer) where Observer.Element == Element {
         if let erased = observer as? AnyObserver<Element> {
             self = erased

@@ -10,6 +10,7 @@ public enum ReactiveError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `BehaviorSubject.value` was read after the subject completed.
     case subjectCompleted
 
+    /// What happened and what to do about it, for logs and problem details.
     public var description: String {
         switch self {
         case .timeout(let dueTime):

@@ -221,7 +221,8 @@ import Testing
 
     @Test func binaryAndAnonymousDisposablesAreIdempotent() {
         let count = Counter()
-        let pair = Disposables.create(Disposables.create { count.increment() }, Disposables.create { count.increment() })
+        let pair = Disposables.create(
+            Disposables.create { count.increment() }, Disposables.create { count.increment() })
         pair.dispose()
         pair.dispose()
         #expect(count.count == 2)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ReactiveCore
 
 @Suite struct EventTests {

@@ -37,7 +37,8 @@ typealias R = Recorded<Event<Int>>
 
     @Test func compactMapDropsNil() {
         let scheduler = TestScheduler()
-        let xs = scheduler.createHotObservable([.next(210, 1), .next(220, 2), .next(230, 3), .error(240, TestError())] as [R])
+        let xs = scheduler.createHotObservable(
+            [.next(210, 1), .next(220, 2), .next(230, 3), .error(240, TestError())] as [R])
         let result = scheduler.start { xs.compactMap { $0 % 2 == 1 ? $0 : nil } }
         #expect(result.events == [.next(210, 1), .next(230, 3), .error(240, TestError())])
     }
@@ -79,7 +80,8 @@ typealias R = Recorded<Event<Int>>
 
     @Test func distinctUntilChangedByKey() {
         let scheduler = TestScheduler()
-        let xs = scheduler.createHotObservable([.next(210, 10), .next(220, 11), .next(230, 20), .completed(260)] as [R])
+        let xs = scheduler.createHotObservable(
+            [.next(210, 10), .next(220, 11), .next(230, 20), .completed(260)] as [R])
         let result = scheduler.start { xs.distinctUntilChanged(by: { $0 / 10 }) }
         #expect(result.events == [.next(210, 10), .next(230, 20), .completed(260)])
         let custom = TestScheduler()
@@ -118,10 +120,11 @@ typealias R = Recorded<Event<Int>>
     @Test func takeOneFromASubjectThatEmitsReentrantly() {
         let subject = PublishSubject<Int>()
         let log = EventLog<Int>()
-        _ = subject.take(1).subscribe(onNext: { value in
-            log.onNext(value)
-            subject.onNext(value + 1)
-        }, onCompleted: { log.onCompleted() })
+        _ = subject.take(1).subscribe(
+            onNext: { value in
+                log.onNext(value)
+                subject.onNext(value + 1)
+            }, onCompleted: { log.onCompleted() })
         subject.onNext(1)
         #expect(log.events == [.next(1), .completed])
         #expect(!subject.hasObservers)
@@ -395,9 +398,11 @@ typealias R = Recorded<Event<Int>>
         let subject = PublishSubject<Int>()
         let log = EventLog<Int>()
         let done = AsyncStream<Void>.makeStream()
-        let subscription = subject.observe(on: scheduler).subscribe(onNext: { log.onNext($0) }, onCompleted: {
-            done.continuation.finish()
-        })
+        let subscription = subject.observe(on: scheduler).subscribe(
+            onNext: { log.onNext($0) },
+            onCompleted: {
+                done.continuation.finish()
+            })
         for value in 0..<1000 { subject.onNext(value) }
         subject.onCompleted()
         for await _ in done.stream {}

@@ -53,14 +53,15 @@ import Testing
         let subject = PublishSubject<Int>()
         let inner = EventLog<Int>()
         let outer = EventLog<Int>()
-        _ = subject.subscribe(onNext: { value in
-            outer.onNext(value)
-            if value == 1 {
-                _ = subject.subscribe(inner)
-                subject.onCompleted()
-                subject.onNext(99)
-            }
-        }, onCompleted: { outer.onCompleted() })
+        _ = subject.subscribe(
+            onNext: { value in
+                outer.onNext(value)
+                if value == 1 {
+                    _ = subject.subscribe(inner)
+                    subject.onCompleted()
+                    subject.onNext(99)
+                }
+            }, onCompleted: { outer.onCompleted() })
         subject.onNext(1)
         #expect(outer.events == [.next(1), .completed])
         #expect(inner.events == [.completed])

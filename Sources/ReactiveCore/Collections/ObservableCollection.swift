@@ -114,15 +114,11 @@ public final class ObservableCollection<Element: Sendable>: Sendable {
     /// Removes and returns the element at `index`.
     @discardableResult
     public func remove(at index: Int) -> Element {
-        var removed: Element?
         mutate { array in
             precondition(array.indices.contains(index), "ObservableCollection.remove index out of range")
             let element = array.remove(at: index)
-            removed = element
-            return [.delete(element, at: index)]
+            return (element, [.delete(element, at: index)])
         }
-        guard let removed else { preconditionFailure("remove(at:) removed nothing") }
-        return removed
     }
 
     /// Removes every element, as one group of deletions from the last to the first.
@@ -189,18 +185,25 @@ public final class ObservableCollection<Element: Sendable>: Sendable {
     /// Applies a mutation and queues its group under the storage lock, so groups are
     /// ordered like mutations; delivers after the lock is released.
     private func mutate(_ body: (inout [Element]) -> [CollectionChange<Element>]) {
-        let (mustDrainChanges, mustDrainElements) = storage.withLock { array -> (Bool, Bool) in
-            let steps = body(&array)
-            guard !steps.isEmpty else { return (false, false) }
+        mutate { array in ((), body(&array)) }
+    }
+
+    private func mutate<Result: Sendable>(
+        _ body: (inout [Element]) -> (Result, [CollectionChange<Element>])
+    ) -> Result {
+        let (result, mustDrainChanges, mustDrainElements) = storage.withLock { array -> (Result, Bool, Bool) in
+            let (value, steps) = body(&array)
+            guard !steps.isEmpty else { return (value, false, false) }
             // Only the first enqueue can win the drain role; remember whether one did.
             var drainChanges = changeCore.enqueue(.next(.beginUpdates))
             for step in steps {
                 drainChanges = changeCore.enqueue(.next(step)) || drainChanges
             }
             drainChanges = changeCore.enqueue(.next(.endUpdates)) || drainChanges
-            return (drainChanges, elementsCore.enqueue(.next(array)))
+            return (value, drainChanges, elementsCore.enqueue(.next(array)))
         }
         if mustDrainChanges { changeCore.drain() }
         if mustDrainElements { elementsCore.drain() }
+        return result
     }
 }

@@ -49,9 +49,11 @@ public enum Disposables {
 }
 
 /// Nothing to release.
+@usableFromInline
 struct NopDisposable: Cancelable {
-    var isDisposed: Bool { false }
-    func dispose() {}
+    @inlinable init() {}
+    @inlinable var isDisposed: Bool { false }
+    @inlinable func dispose() {}
 }
 
 /// Runs a closure once on dispose, then drops it.

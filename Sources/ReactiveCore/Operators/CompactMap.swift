@@ -5,6 +5,7 @@ extension ObservableType {
     ///
     /// If `transform` throws, the sequence fails with that error.
     /// - Complexity: O(1) per element, no allocation per element.
+    @inlinable
     public func compactMap<Result: Sendable>(
         _ transform: @escaping @Sendable (Element) throws -> Result?
     ) -> Observable<Result> {
@@ -15,17 +16,18 @@ extension ObservableType {
     }
 }
 
-private final class CompactMapSink<Source, Result>: ObserverType {
-    let transform: @Sendable (Source) throws -> Result?
-    let observer: AnyObserver<Result>
-    let stopped = Atomic<Bool>(false)
+@usableFromInline
+final class CompactMapSink<Source, Result>: ObserverType {
+    @usableFromInline let transform: @Sendable (Source) throws -> Result?
+    @usableFromInline let observer: AnyObserver<Result>
+    @usableFromInline let stopped = Atomic<Bool>(false)
 
-    init(transform: @escaping @Sendable (Source) throws -> Result?, observer: AnyObserver<Result>) {
+    @usableFromInline init(transform: @escaping @Sendable (Source) throws -> Result?, observer: AnyObserver<Result>) {
         self.transform = transform
         self.observer = observer
     }
 
-    func on(_ event: Event<Source>) {
+    @inlinable func on(_ event: Event<Source>) {
         guard !stopped.load(ordering: .relaxed) else { return }
         switch event {
         case .next(let element):

@@ -26,7 +26,9 @@ extension ObservableType {
                             timer.replace(
                                 with: scheduler.schedule(after: dueTime) {
                                     output.send {
-                                        guard state.value.id == armed, let pending = state.value.pending else { return nil }
+                                        guard state.value.id == armed, let pending = state.value.pending else {
+                                            return nil
+                                        }
                                         state.value.pending = nil
                                         return .next(pending)
                                     }

@@ -5,6 +5,7 @@ extension ObservableType {
     ///
     /// If `isIncluded` throws, the sequence fails with that error.
     /// - Complexity: O(1) per element, no allocation per element.
+    @inlinable
     public func filter(_ isIncluded: @escaping @Sendable (Element) throws -> Bool) -> Observable<Element> {
         let source = asObservable()
         return Observable { observer, cancel in
@@ -13,17 +14,18 @@ extension ObservableType {
     }
 }
 
-private final class FilterSink<Element>: ObserverType {
-    let isIncluded: @Sendable (Element) throws -> Bool
-    let observer: AnyObserver<Element>
-    let stopped = Atomic<Bool>(false)
+@usableFromInline
+final class FilterSink<Element>: ObserverType {
+    @usableFromInline let isIncluded: @Sendable (Element) throws -> Bool
+    @usableFromInline let observer: AnyObserver<Element>
+    @usableFromInline let stopped = Atomic<Bool>(false)
 
-    init(isIncluded: @escaping @Sendable (Element) throws -> Bool, observer: AnyObserver<Element>) {
+    @usableFromInline init(isIncluded: @escaping @Sendable (Element) throws -> Bool, observer: AnyObserver<Element>) {
         self.isIncluded = isIncluded
         self.observer = observer
     }
 
-    func on(_ event: Event<Element>) {
+    @inlinable func on(_ event: Event<Element>) {
         guard !stopped.load(ordering: .relaxed) else { return }
         switch event {
         case .next(let element):

@@ -5,6 +5,7 @@ extension ObservableType {
     ///
     /// If `transform` throws, the sequence fails with that error and nothing more is forwarded.
     /// - Complexity: O(1) per element, no allocation per element.
+    @inlinable
     public func map<Result: Sendable>(
         _ transform: @escaping @Sendable (Element) throws -> Result
     ) -> Observable<Result> {
@@ -15,17 +16,18 @@ extension ObservableType {
     }
 }
 
-private final class MapSink<Source, Result>: ObserverType {
-    let transform: @Sendable (Source) throws -> Result
-    let observer: AnyObserver<Result>
-    let stopped = Atomic<Bool>(false)
+@usableFromInline
+final class MapSink<Source, Result>: ObserverType {
+    @usableFromInline let transform: @Sendable (Source) throws -> Result
+    @usableFromInline let observer: AnyObserver<Result>
+    @usableFromInline let stopped = Atomic<Bool>(false)
 
-    init(transform: @escaping @Sendable (Source) throws -> Result, observer: AnyObserver<Result>) {
+    @usableFromInline init(transform: @escaping @Sendable (Source) throws -> Result, observer: AnyObserver<Result>) {
         self.transform = transform
         self.observer = observer
     }
 
-    func on(_ event: Event<Source>) {
+    @inlinable func on(_ event: Event<Source>) {
         // Relaxed is enough: calls are serialized by the grammar; the flag only
         // silences the source after this sink failed.
         guard !stopped.load(ordering: .relaxed) else { return }

@@ -2,7 +2,8 @@ extension ObservableType {
     /// Fails with `ReactiveError.timeout` if no element arrives within `dueTime` of the
     /// subscription or of the previous element.
     public func timeout(_ dueTime: Duration, scheduler: any Scheduler) -> Observable<Element> {
-        timeout(dueTime, other: Observable<Element>.error(ReactiveError.timeout(dueTime: dueTime)), scheduler: scheduler)
+        timeout(
+            dueTime, other: Observable<Element>.error(ReactiveError.timeout(dueTime: dueTime)), scheduler: scheduler)
     }
 
     /// Switches to `other` if no element arrives within `dueTime` of the subscription

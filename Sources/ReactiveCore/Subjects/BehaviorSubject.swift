@@ -1,9 +1,12 @@
 /// A subject that holds a current value and replays it to every new subscriber.
 ///
-/// A subscriber first receives the current value, then later events. Reading
-/// `value` after the subject failed or completed throws `ReactiveError`.
+/// A subscriber first receives the current value, then later events. The current
+/// value is delivered during `subscribe`, unless another thread is delivering an
+/// event at that moment: then that thread delivers it right after its current
+/// event, before any later one. Reading `value` after the subject failed or
+/// completed throws `ReactiveError`.
 public final class BehaviorSubject<Element: Sendable>: ObserverType, ObservableType {
-    private let core: SubjectCore<Element>
+    @usableFromInline let core: SubjectCore<Element>
 
     /// Creates a subject whose current value is `value`.
     public init(value: Element) {
@@ -23,13 +26,13 @@ public final class BehaviorSubject<Element: Sendable>: ObserverType, ObservableT
     }
 
     /// Sends the event: a `.next` becomes the current value and is broadcast.
-    public func on(_ event: Event<Element>) { core.on(event) }
+    @inlinable public func on(_ event: Event<Element>) { core.on(event) }
 
     /// Whether any observer is subscribed.
     public var hasObservers: Bool { core.hasObservers }
 
     /// The subject as an observable starting with the current value.
-    public func asObservable() -> Observable<Element> {
+    @inlinable public func asObservable() -> Observable<Element> {
         let core = self.core
         return Observable { observer, _ in core.subscribe(observer) }
     }

@@ -9,13 +9,13 @@
 ///
 /// - Complexity: O(n) per event for n observers, no allocation per event.
 public final class PublishSubject<Element: Sendable>: ObserverType, ObservableType {
-    private let core = SubjectCore<Element>(replay: 0)
+    @usableFromInline let core = SubjectCore<Element>(replay: 0)
 
     /// Creates a subject with no observers.
     public init() {}
 
     /// Broadcasts the event; ignored once a terminal event has been sent.
-    public func on(_ event: Event<Element>) { core.on(event) }
+    @inlinable public func on(_ event: Event<Element>) { core.on(event) }
 
     /// Whether any observer is subscribed.
     public var hasObservers: Bool { core.hasObservers }
@@ -24,7 +24,7 @@ public final class PublishSubject<Element: Sendable>: ObserverType, ObservableTy
     public var observerCount: Int { core.observerCount }
 
     /// The subject as an observable.
-    public func asObservable() -> Observable<Element> {
+    @inlinable public func asObservable() -> Observable<Element> {
         let core = self.core
         return Observable { observer, _ in core.subscribe(observer) }
     }

@@ -3,7 +3,7 @@
 /// The buffer is bounded, so memory stays fixed however long the subject lives.
 /// After a terminal event, newcomers get the buffer and then the terminal event.
 public final class ReplaySubject<Element: Sendable>: ObserverType, ObservableType {
-    private let core: SubjectCore<Element>
+    @usableFromInline let core: SubjectCore<Element>
 
     /// The maximum number of elements replayed.
     public let bufferSize: Int
@@ -16,13 +16,13 @@ public final class ReplaySubject<Element: Sendable>: ObserverType, ObservableTyp
     }
 
     /// Buffers and broadcasts the event.
-    public func on(_ event: Event<Element>) { core.on(event) }
+    @inlinable public func on(_ event: Event<Element>) { core.on(event) }
 
     /// Whether any observer is subscribed.
     public var hasObservers: Bool { core.hasObservers }
 
     /// The subject as an observable that starts with the buffered elements.
-    public func asObservable() -> Observable<Element> {
+    @inlinable public func asObservable() -> Observable<Element> {
         let core = self.core
         return Observable { observer, _ in core.subscribe(observer) }
     }

@@ -22,48 +22,61 @@ import Synchronization
 ///
 /// - Complexity: O(1) per event plus O(n) delivery to n observers; no allocation
 ///   per event once the queue has grown (the snapshot is a retained copy-on-write array).
+@usableFromInline
 final class SubjectCore<Element: Sendable>: Sendable {
     /// The disposable handed to a subscriber.
+    @usableFromInline
     final class Token: Cancelable {
-        weak let core: SubjectCore<Element>?
-        let disposed = Atomic<Bool>(false)
+        @usableFromInline weak let core: SubjectCore<Element>?
+        @usableFromInline let disposed = Atomic<Bool>(false)
 
-        init(core: SubjectCore<Element>) { self.core = core }
+        @usableFromInline init(core: SubjectCore<Element>) { self.core = core }
 
-        var isDisposed: Bool { disposed.load(ordering: .acquiring) }
+        @inlinable var isDisposed: Bool { disposed.load(ordering: .acquiring) }
 
-        func dispose() {
+        @usableFromInline func dispose() {
             guard !disposed.exchange(true, ordering: .acquiringAndReleasing) else { return }
             core?.remove(self)
         }
     }
 
+    @usableFromInline
     struct Entry: Sendable {
-        let observer: AnyObserver<Element>
-        let token: Token
+        @usableFromInline let observer: AnyObserver<Element>
+        @usableFromInline let token: Token
+
+        @inlinable init(observer: AnyObserver<Element>, token: Token) {
+            self.observer = observer
+            self.token = token
+        }
     }
 
-    private enum Action {
+    @usableFromInline
+    enum Action {
         case event(Event<Element>)
         case attach(Entry)
     }
 
-    private enum Work {
+    @usableFromInline
+    enum Work {
         case broadcast(Event<Element>, ContiguousArray<Entry>)
         case replay(Entry, [Element], Event<Element>?)
     }
 
-    private struct State {
-        var entries: ContiguousArray<Entry> = []
-        var buffer: RingBuffer<Element>
-        var terminal: Event<Element>?
-        var stopped = false
-        var draining = false
-        var pending: [Action] = []
-        var head = 0
+    @usableFromInline
+    struct State {
+        @usableFromInline var entries: ContiguousArray<Entry> = []
+        @usableFromInline var buffer: RingBuffer<Element>
+        @usableFromInline var terminal: Event<Element>?
+        @usableFromInline var stopped = false
+        @usableFromInline var draining = false
+        @usableFromInline var pending: [Action] = []
+        @usableFromInline var head = 0
+
+        @usableFromInline init(buffer: RingBuffer<Element>) { self.buffer = buffer }
 
         /// Applies one action; returns what to deliver outside the lock.
-        mutating func apply(_ action: Action) -> Work? {
+        @inlinable mutating func apply(_ action: Action) -> Work? {
             switch action {
             case .event(let event):
                 if case .next(let element) = event {
@@ -84,7 +97,7 @@ final class SubjectCore<Element: Sendable>: Sendable {
         }
 
         /// Takes the next action that produces work, or ends the drain.
-        mutating func next() -> Work? {
+        @inlinable mutating func next() -> Work? {
             while head < pending.count {
                 let action = pending[head]
                 head += 1
@@ -97,10 +110,10 @@ final class SubjectCore<Element: Sendable>: Sendable {
         }
     }
 
-    private let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
 
     /// Creates a core that replays the last `replay` elements to newcomers, starting with `seed`.
-    init(replay: Int, seed: [Element] = []) {
+    @usableFromInline init(replay: Int, seed: [Element] = []) {
         var buffer = RingBuffer<Element>(capacity: replay)
         for element in seed { buffer.append(element) }
         state = Mutex(State(buffer: buffer))
@@ -117,7 +130,7 @@ final class SubjectCore<Element: Sendable>: Sendable {
 
     var isStopped: Bool { state.withLock { $0.stopped } }
 
-    func on(_ event: Event<Element>) {
+    @inlinable func on(_ event: Event<Element>) {
         let first = state.withLock { state -> Work? in
             guard !state.stopped else { return nil }
             if event.isStopEvent { state.stopped = true }
@@ -136,7 +149,7 @@ final class SubjectCore<Element: Sendable>: Sendable {
     ///
     /// For callers that must order their own state change and the event under
     /// their own lock (ObservableCollection); they drain after releasing it.
-    func enqueue(_ event: Event<Element>) -> Bool {
+    @inlinable func enqueue(_ event: Event<Element>) -> Bool {
         state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             if event.isStopEvent { state.stopped = true }
@@ -148,11 +161,11 @@ final class SubjectCore<Element: Sendable>: Sendable {
     }
 
     /// Delivers what `enqueue` queued; call only when `enqueue` returned `true`.
-    func drain() {
+    @inlinable func drain() {
         if let first = state.withLock({ $0.next() }) { run(first) }
     }
 
-    func subscribe(_ observer: AnyObserver<Element>) -> any Disposable {
+    @inlinable func subscribe(_ observer: AnyObserver<Element>) -> any Disposable {
         let token = Token(core: self)
         let entry = Entry(observer: observer, token: token)
         let first = state.withLock { state -> Work? in
@@ -168,7 +181,7 @@ final class SubjectCore<Element: Sendable>: Sendable {
         return token
     }
 
-    fileprivate func remove(_ token: Token) {
+    @usableFromInline func remove(_ token: Token) {
         // Returned so the observer is released outside the lock.
         let removed = state.withLock { state -> Entry? in
             guard let index = state.entries.firstIndex(where: { $0.token === token }) else { return nil }
@@ -177,7 +190,7 @@ final class SubjectCore<Element: Sendable>: Sendable {
         _ = removed
     }
 
-    private func run(_ first: Work) {
+    @inlinable func run(_ first: Work) {
         var work = first
         while true {
             perform(work)
@@ -186,7 +199,7 @@ final class SubjectCore<Element: Sendable>: Sendable {
         }
     }
 
-    private func perform(_ work: Work) {
+    @inlinable func perform(_ work: Work) {
         switch work {
         case .broadcast(let event, let observers):
             for entry in observers where !entry.token.isDisposed {
@@ -203,17 +216,18 @@ final class SubjectCore<Element: Sendable>: Sendable {
 }
 
 /// A bounded FIFO keeping the newest `capacity` elements.
+@usableFromInline
 struct RingBuffer<Element> {
-    private var storage: [Element] = []
-    private var start = 0
-    let capacity: Int
+    @usableFromInline var storage: [Element] = []
+    @usableFromInline var start = 0
+    @usableFromInline let capacity: Int
 
-    init(capacity: Int) {
+    @usableFromInline init(capacity: Int) {
         precondition(capacity >= 0, "replay buffer size must not be negative")
         self.capacity = capacity
     }
 
-    mutating func append(_ element: Element) {
+    @inlinable mutating func append(_ element: Element) {
         guard capacity > 0 else { return }
         if storage.count < capacity {
             storage.append(element)
@@ -223,12 +237,12 @@ struct RingBuffer<Element> {
         }
     }
 
-    var elements: [Element] {
+    @inlinable var elements: [Element] {
         guard start > 0 else { return storage }
         return Array(storage[start...] + storage[..<start])
     }
 
-    var last: Element? {
+    @inlinable var last: Element? {
         guard !storage.isEmpty else { return nil }
         return storage[(start + storage.count - 1) % storage.count]
     }

@@ -72,12 +72,16 @@ public final class TestScheduler: Scheduler {
     public func stop() { virtual.stop() }
 
     /// An observable that emits `events` at their absolute times to whoever is subscribed then.
-    public func createHotObservable<Element: Sendable>(_ events: [Recorded<Event<Element>>]) -> TestableObservable<Element> {
+    public func createHotObservable<Element: Sendable>(_ events: [Recorded<Event<Element>>]) -> TestableObservable<
+        Element
+    > {
         TestableObservable(scheduler: self, events: events, hot: true)
     }
 
     /// An observable that emits `events` at times relative to each subscription.
-    public func createColdObservable<Element: Sendable>(_ events: [Recorded<Event<Element>>]) -> TestableObservable<Element> {
+    public func createColdObservable<Element: Sendable>(_ events: [Recorded<Event<Element>>]) -> TestableObservable<
+        Element
+    > {
         TestableObservable(scheduler: self, events: events, hot: false)
     }
 
