@@ -28,11 +28,14 @@ public final class ListService: HTTPHandler {
     private let cacheSubscription: any Disposable
 
     /// Creates the service over `store`.
-    public init(store: any Store, configuration: ServiceConfiguration = .init(), logger: Logger) {
+    public init(
+        store: any Store, configuration: ServiceConfiguration = .init(), metrics: ServiceMetrics = ServiceMetrics(),
+        logger: Logger
+    ) {
         self.store = store
         self.configuration = configuration
         self.logger = logger
-        self.metrics = ServiceMetrics()
+        self.metrics = metrics
         let router = CommitRouter()
         self.router = router
         self.computer = ChangeComputer(store: store, router: router)

@@ -346,6 +346,7 @@ struct WriterLoop {
         }
         statistics.commits.add(1, ordering: .relaxed)
         statistics.writes.add(succeeded.count, ordering: .relaxed)
+        writer.configuration.onGroupCommit?(succeeded.count)
         // Publish before answering: whoever keeps a cache of heads from the
         // feed has heard of a commit before its writer can read it back, so a
         // client never sees its own acknowledged write missing.

@@ -31,6 +31,10 @@ public struct StoreConfiguration: Sendable {
     /// allows 32 inserts at one spot before a section is renumbered; tests use
     /// a small gap to make renumbering frequent.
     public var positionGap: Int64
+    /// Called after each group commit with the number of writes it made
+    /// durable together (for metrics); runs on the writer thread, so it must
+    /// be quick.
+    public var onGroupCommit: (@Sendable (_ writes: Int) -> Void)?
 
     /// Creates a configuration; every parameter has listd's default.
     public init(
@@ -45,7 +49,8 @@ public struct StoreConfiguration: Sendable {
         readers: Int = 2,
         maxWritesPerCommit: Int = 512,
         busyTimeout: Duration = .seconds(5),
-        positionGap: Int64 = 1 << 32
+        positionGap: Int64 = 1 << 32,
+        onGroupCommit: (@Sendable (_ writes: Int) -> Void)? = nil
     ) {
         self.migrationsDirectory = migrationsDirectory
         self.fullSync = fullSync
@@ -59,5 +64,6 @@ public struct StoreConfiguration: Sendable {
         self.maxWritesPerCommit = maxWritesPerCommit
         self.busyTimeout = busyTimeout
         self.positionGap = positionGap
+        self.onGroupCommit = onGroupCommit
     }
 }

@@ -27,26 +27,29 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = try options.logging.bootstrap(env)
         let settings = try Settings(options, env)
 
+        let metrics = ServiceMetrics()
+        var storeConfiguration = settings.store
+        storeConfiguration.onGroupCommit = { writes in metrics.groupCommitSize.observe(Double(writes)) }
         let store: SQLiteStore
         do {
             if settings.migrate == false {
                 try Self.refuseIfPending(settings.migrations, database: settings.database)
             }
-            store = try await SQLiteStore(path: settings.database, configuration: settings.store)
+            store = try await SQLiteStore(path: settings.database, configuration: storeConfiguration)
         } catch let error as StoreError {
             throw CommandFailure("cannot open the database \(settings.database): \(error.detail)")
         }
 
-        let service = ListService(store: store, configuration: settings.service, logger: logger)
+        let service = ListService(store: store, configuration: settings.service, metrics: metrics, logger: logger)
         let server = HTTPServer(configuration: settings.server, handler: service, logger: logger)
         server.onShutdown { service.shutdown() }
         service.metrics.gauge("listd_open_connections", help: "Open HTTP connections.") {
             Double(server.stats.openConnections)
         }
-        service.metrics.gauge("listd_store_writes", help: "Writes committed since start (counter).") {
+        metrics.counterFunction("listd_store_writes_total", help: "Writes committed since start.") {
             Double(store.counters.writes)
         }
-        service.metrics.gauge("listd_store_commits", help: "Group commits (transactions, fsyncs) since start (counter).") {
+        metrics.counterFunction("listd_store_commits_total", help: "Group commits (transactions, fsyncs) since start.") {
             Double(store.counters.commits)
         }
 

@@ -244,7 +244,9 @@ import Testing
         #expect(metrics.text.contains("# TYPE listd_http_request_duration_seconds histogram"))
         #expect(metrics.text.contains("listd_open_connections "))
         #expect(metrics.text.contains("listd_parked_waiters 0"))
-        #expect(metrics.text.contains("listd_store_commits "))
+        #expect(metrics.text.contains("listd_store_commits_total "))
+        #expect(metrics.text.contains("# TYPE listd_store_group_commit_writes histogram"))
+        #expect(metrics.text.contains("listd_store_group_commit_writes_count "))
     }
 }
 

@@ -24,7 +24,12 @@ public final class MetricsRegistry: Sendable {
 
     /// Registers a gauge whose value is read when the metrics are rendered.
     public func gauge(_ name: String, help: String, value: @escaping @Sendable () -> Double) {
-        _ = register(Gauge(name: name, help: help, read: value))
+        _ = register(Gauge(name: name, help: help, kind: "gauge", read: value))
+    }
+
+    /// Registers a counter kept by someone else, read when the metrics are rendered.
+    public func counterFunction(_ name: String, help: String, value: @escaping @Sendable () -> Double) {
+        _ = register(Gauge(name: name, help: help, kind: "counter", read: value))
     }
 
     private func register<Family: MetricFamily>(_ family: Family) -> Family {
@@ -146,16 +151,18 @@ extension Histogram.Series {
     }
 }
 
-/// A value read at render time, such as the number of open connections.
+/// A value read at render time, such as the number of open connections
+/// (a gauge) or a count another component keeps (a counter).
 final class Gauge: MetricFamily {
     let name: String
     let help: String
+    let kind: String
     let read: @Sendable () -> Double
-    var kind: String { "gauge" }
 
-    init(name: String, help: String, read: @escaping @Sendable () -> Double) {
+    init(name: String, help: String, kind: String, read: @escaping @Sendable () -> Double) {
         self.name = name
         self.help = help
+        self.kind = kind
         self.read = read
     }
 

@@ -12,6 +12,8 @@ public final class ServiceMetrics: Sendable {
     let answers: Counter
     let resets: Counter
     let versionLag: Histogram
+    /// Writes made durable by one commit (one fsync), fed by the store.
+    public let groupCommitSize: Histogram
 
     /// Creates the registry and listd's own families.
     public init() {
@@ -30,11 +32,19 @@ public final class ServiceMetrics: Sendable {
         versionLag = registry.histogram(
             "listd_change_version_lag", help: "Versions between a change answer's from and to.",
             buckets: [0, 1, 2, 5, 10, 100, 1000, 10_000, 100_000])
+        groupCommitSize = registry.histogram(
+            "listd_store_group_commit_writes", help: "Writes made durable together by one commit (one fsync).",
+            buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512])
     }
 
     /// Registers a gauge read when the metrics are rendered.
     public func gauge(_ name: String, help: String, value: @escaping @Sendable () -> Double) {
         registry.gauge(name, help: help, value: value)
+    }
+
+    /// Registers a counter kept elsewhere, read when the metrics are rendered.
+    public func counterFunction(_ name: String, help: String, value: @escaping @Sendable () -> Double) {
+        registry.counterFunction(name, help: help, value: value)
     }
 
     /// Records one answered request.
