@@ -43,7 +43,8 @@ USER listd
 VOLUME /data
 EXPOSE 8080
 ENV LISTD_PORT=8080
-# listd answers its own health check, so the image needs no curl.
+# listd answers its own health check, so the image needs no curl; it probes
+# http://127.0.0.1:$LISTD_PORT/healthz, so changing LISTD_PORT keeps it right.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
-    CMD ["/usr/local/bin/listd", "health", "--url", "http://127.0.0.1:8080/healthz"]
+    CMD ["/usr/local/bin/listd", "health"]
 ENTRYPOINT ["/usr/local/bin/listd", "serve", "--host", "0.0.0.0", "--db", "/data/listd.sqlite"]
