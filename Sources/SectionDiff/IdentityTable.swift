@@ -4,19 +4,30 @@
 /// Storing indices instead of keys means no key is copied (no reference counting
 /// for string ids) and a slot is 8 bytes: the low 32 bits hold index + 1 (0 is
 /// empty), the high 32 bits a tag from the hash, so most mismatches are rejected
-/// without touching the element. The load factor stays at or below one half.
+/// without touching the element. The load factor stays at or below one half and
+/// the table is probed linearly, so a lookup reads one or two adjacent slots.
+///
+/// Callers pass hashes already spread by ``mix(_:)``: the top bits pick the home
+/// slot, so the home slots of a *region* (``regionSlots`` consecutive slots, a
+/// size that stays in the core's cache) are the hashes that share their top bits.
+/// ``Matching`` uses this to fill a large table region by region.
 @usableFromInline
 struct IdentityTable {
     @usableFromInline let slots: UnsafeMutablePointer<UInt64>
+    @usableFromInline let capacity: Int
     @usableFromInline let mask: Int
     @usableFromInline let shift: UInt64
+
+    /// Slots per region: 32 Ki slots are 256 KiB, well inside a core's L2 cache.
+    @usableFromInline static let regionBits: UInt64 = 15
+    @usableFromInline static let regionSlots = 1 << Int(regionBits)
 
     /// Room for `count` indices; call ``deallocate()`` when done.
     @inlinable
     init(count: Int) {
         var bits: UInt64 = 3
         while (1 << bits) < count * 2 { bits += 1 }
-        let capacity = 1 << Int(bits)
+        capacity = 1 << Int(bits)
         slots = .allocate(capacity: capacity)
         slots.initialize(repeating: 0, count: capacity)
         mask = capacity - 1
@@ -26,31 +37,35 @@ struct IdentityTable {
     @inlinable
     func deallocate() { slots.deallocate() }
 
-    /// Fibonacci hashing spreads a weak caller-supplied hash over the table.
+    /// Fibonacci hashing spreads a weak caller-supplied hash (an integer's own
+    /// value, say) over all 64 bits; the table reads the top bits for the home
+    /// slot and the low 32 for the tag. Multiplying by an odd constant is a
+    /// bijection, so distinct hashes stay distinct.
     @inlinable @inline(__always)
-    func home(_ hash: Int) -> Int {
-        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> shift)
+    static func mix(_ hash: Int) -> UInt64 {
+        UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15
     }
 
-    @inlinable @inline(__always)
-    static func tag(_ hash: Int) -> UInt64 { UInt64(UInt32(truncatingIfNeeded: hash)) << 32 }
+    /// The number of regions; 1 when the whole table fits in one.
+    @inlinable
+    var regionCount: Int { capacity > IdentityTable.regionSlots ? capacity >> Int(IdentityTable.regionBits) : 1 }
 
-    /// Reads the home slot of `hash`, to bring it into the cache ahead of use.
+    /// The region holding the home slot of `mixed` (only when `regionCount > 1`).
     @inlinable @inline(__always)
-    func peek(hash: Int) -> UInt64 { slots[home(hash)] }
+    func region(_ mixed: UInt64) -> Int { Int(truncatingIfNeeded: mixed >> (shift + IdentityTable.regionBits)) }
 
-    /// Keeps the values read by ``peek(hash:)`` from being optimised away.
-    @inlinable @inline(never)
-    func keepAlive(_ value: UInt64) {
-        if value == 1 { slots[0] = slots[0] }
-    }
+    @inlinable @inline(__always)
+    func home(_ mixed: UInt64) -> Int { Int(truncatingIfNeeded: mixed >> shift) }
+
+    @inlinable @inline(__always)
+    static func tag(_ mixed: UInt64) -> UInt64 { mixed << 32 }
 
     /// Stores `index` unless an element with an equal identity is stored; returns
     /// that element's index in that case, or -1 when `index` was stored.
     @inlinable @inline(__always)
-    func insert(hash: Int, index: Int32, isEqual: (Int32) -> Bool) -> Int32 {
-        let tag = IdentityTable.tag(hash)
-        var position = home(hash)
+    func insert(mixed: UInt64, index: Int32, isEqual: (Int32) -> Bool) -> Int32 {
+        let tag = IdentityTable.tag(mixed)
+        var position = home(mixed)
         while true {
             let slot = slots[position]
             if slot == 0 {
@@ -67,9 +82,9 @@ struct IdentityTable {
 
     /// The index stored under an identity equal to the probe's, or -1.
     @inlinable @inline(__always)
-    func find(hash: Int, isEqual: (Int32) -> Bool) -> Int32 {
-        let tag = IdentityTable.tag(hash)
-        var position = home(hash)
+    func find(mixed: UInt64, isEqual: (Int32) -> Bool) -> Int32 {
+        let tag = IdentityTable.tag(mixed)
+        var position = home(mixed)
         while true {
             let slot = slots[position]
             if slot == 0 { return -1 }

@@ -46,14 +46,16 @@ struct Matching {
         defer { sectionTable.deallocate() }
         for s in old.indices {
             let model = old[s].model
-            let found = sectionTable.insert(hash: model.identityHash, index: Int32(s)) {
+            let found = sectionTable.insert(mixed: IdentityTable.mix(model.identityHash), index: Int32(s)) {
                 old[Int($0)].model.id == model.id
             }
             _ = found  // A later duplicate stays unmatched: it is deleted.
         }
         for t in new.indices {
             let model = new[t].model
-            let s = sectionTable.find(hash: model.identityHash) { old[Int($0)].model.id == model.id }
+            let s = sectionTable.find(mixed: IdentityTable.mix(model.identityHash)) {
+                old[Int($0)].model.id == model.id
+            }
             if s >= 0 && oldSectionMatch[Int(s)] < 0 {
                 oldSectionMatch[Int(s)] = Int32(t)
                 newSectionMatch[t] = s
@@ -92,37 +94,74 @@ struct Matching {
         defer { table.deallocate() }
         oldSectionOf.withUnsafeMutableBufferPointer { oldSectionOf in
             oldMatch.withUnsafeMutableBufferPointer { oldMatch in
-                for s in old.indices {
-                    let base = oldStart[s]
-                    old[s].items.withUnsafeBufferPointer { items in
-                        for i in items.indices {
-                            oldSectionOf[base + i] = Int32(s)
+                @inline(__always) func oldItem(_ g: Int) -> Item {
+                    let os = Int(oldSectionOf[g])
+                    return old[os].items[g - oldStart[os]]
+                }
+                // Later duplicates are marked -2: never matched, so deleted. Equal
+                // identities reach the table in index order in both builds below, so
+                // the first occurrence is the one stored.
+                @inline(__always) func store(_ mixed: UInt64, _ g: Int) {
+                    let earlier = table.insert(mixed: mixed, index: Int32(g)) { other in
+                        oldItem(Int(other)).id == oldItem(g).id
+                    }
+                    if earlier >= 0 { oldMatch[g] = -2 }
+                }
+                let regions = table.regionCount
+                if regions == 1 {
+                    // The table fits in the cache: fill it in order.
+                    for s in old.indices {
+                        let base = oldStart[s]
+                        old[s].items.withUnsafeBufferPointer { items in
+                            for i in items.indices { oldSectionOf[base + i] = Int32(s) }
+                            for i in items.indices { store(IdentityTable.mix(items[i].identityHash), base + i) }
                         }
-                        // In blocks: hash a block and read its home slots first, so
-                        // the cache misses of a block overlap instead of queueing.
-                        withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { hashes in
-                            var blockStart = 0
-                            var touched: UInt64 = 0
-                            while blockStart < items.count {
-                                let blockEnd = min(blockStart + 16, items.count)
-                                for i in blockStart..<blockEnd {
-                                    let hash = items[i].identityHash
-                                    hashes[i - blockStart] = hash
-                                    touched |= table.peek(hash: hash)
+                    }
+                } else {
+                    // Filled in random order, a table larger than the cache costs a
+                    // memory access per item. So first append each (hash, index) to
+                    // the buffer of its region (sequential writes into a few streams),
+                    // then fill the table one region at a time, which stays in cache.
+                    // A region's buffer has room for a comfortable margin over its
+                    // expected share; the rare overflow is kept aside and stored
+                    // last, which keeps equal identities in index order (they share
+                    // a region, and once a buffer is full it stays full).
+                    let room = oldTotal / regions + oldTotal / (regions * 8) + 64
+                    let bufferedHash = UnsafeMutablePointer<UInt64>.allocate(capacity: regions * room)
+                    let bufferedIndex = UnsafeMutablePointer<Int32>.allocate(capacity: regions * room)
+                    let fill = UnsafeMutablePointer<Int>.allocate(capacity: regions)
+                    fill.initialize(repeating: 0, count: regions)
+                    defer {
+                        bufferedHash.deallocate()
+                        bufferedIndex.deallocate()
+                        fill.deallocate()
+                    }
+                    var overflow: [Int32] = []
+                    for s in old.indices {
+                        let base = oldStart[s]
+                        old[s].items.withUnsafeBufferPointer { items in
+                            for i in items.indices {
+                                oldSectionOf[base + i] = Int32(s)
+                                let mixed = IdentityTable.mix(items[i].identityHash)
+                                let r = table.region(mixed)
+                                let filled = fill[r]
+                                if filled < room {
+                                    bufferedHash[r * room + filled] = mixed
+                                    bufferedIndex[r * room + filled] = Int32(base + i)
+                                    fill[r] = filled + 1
+                                } else {
+                                    overflow.append(Int32(base + i))
                                 }
-                                for i in blockStart..<blockEnd {
-                                    let earlier = table.insert(hash: hashes[i - blockStart], index: Int32(base + i)) {
-                                        other in
-                                        let os = Int(oldSectionOf[Int(other)])
-                                        return old[os].items[Int(other) - oldStart[os]].id == items[i].id
-                                    }
-                                    // A later duplicate is marked -2: never matched, so deleted.
-                                    if earlier >= 0 { oldMatch[base + i] = -2 }
-                                }
-                                blockStart = blockEnd
                             }
-                            table.keepAlive(touched)
                         }
+                    }
+                    for r in 0..<regions {
+                        for e in (r * room)..<(r * room + fill[r]) {
+                            store(bufferedHash[e], Int(bufferedIndex[e]))
+                        }
+                    }
+                    for g in overflow {
+                        store(IdentityTable.mix(oldItem(Int(g)).identityHash), Int(g))
                     }
                 }
                 newMatch.withUnsafeMutableBufferPointer { newMatch in
@@ -147,9 +186,8 @@ struct Matching {
                                             }
                                         }
                                         if g < 0 {
-                                            g = table.find(hash: items[j].identityHash) { other in
-                                                let os = Int(oldSectionOf[Int(other)])
-                                                return old[os].items[Int(other) - oldStart[os]].id == items[j].id
+                                            g = table.find(mixed: IdentityTable.mix(items[j].identityHash)) {
+                                                other in oldItem(Int(other)).id == items[j].id
                                             }
                                         }
                                         if g >= 0 && oldMatch[Int(g)] == -1 {
