@@ -1,4 +1,7 @@
 import SectionDiff
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // Benchmarks of the SectionDiff engine on seeded workloads; see README.md.
 
@@ -191,7 +194,23 @@ func nanosecondsPerItem(_ duration: Duration, _ items: Int) -> String {
 
 let arguments = CommandLine.arguments.dropFirst()
 let runs = arguments.first.flatMap { Int($0) } ?? 7
-let scalingOnly = arguments.dropFirst().first == "scaling"
+let mode = arguments.dropFirst().first
+let scalingOnly = mode == "scaling"
+if mode == "profile" {
+    // `DiffBenchmarks RUNS profile COUNT [generic|listd]`: only the (c) shape at one
+    // size and one element type, for profilers (perf, valgrind).
+    let rest = Array(arguments.dropFirst(2))
+    let count = rest.first.flatMap { Int($0) } ?? 1_000_000
+    let workload = workloadC(count: count, seed: 0xC0 + UInt64(count))
+    let result: Result
+    if rest.dropFirst().first == "listd" {
+        result = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
+    } else {
+        result = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
+    }
+    print("\(count) items: \(nanosecondsPerItem(result.median, workload.itemCount)) ns/item, \(milliseconds(result.median))")
+    exit(0)
+}
 print("SectionDiff benchmarks: median of \(runs) runs, release build")
 print("workload        | types   | time      | stages | moves reported | real moves")
 print("----------------|---------|-----------|--------|----------------|-----------")

@@ -90,7 +90,7 @@ struct Matching {
         var newMatch = [Int32](repeating: -1, count: newTotal)
         var itemChanged = [Bool](repeating: false, count: newTotal)
 
-        let table = IdentityTable(count: oldTotal)
+        let table = IdentityTable(count: oldTotal, zeroingByRegion: true)
         defer { table.deallocate() }
         oldSectionOf.withUnsafeMutableBufferPointer { oldSectionOf in
             oldMatch.withUnsafeMutableBufferPointer { oldMatch in
@@ -127,13 +127,11 @@ struct Matching {
                     // last, which keeps equal identities in index order (they share
                     // a region, and once a buffer is full it stays full).
                     let room = oldTotal / regions + oldTotal / (regions * 8) + 64
-                    let bufferedHash = UnsafeMutablePointer<UInt64>.allocate(capacity: regions * room)
-                    let bufferedIndex = UnsafeMutablePointer<Int32>.allocate(capacity: regions * room)
+                    let buffered = UnsafeMutablePointer<UInt64>.allocate(capacity: regions * room)
                     let fill = UnsafeMutablePointer<Int>.allocate(capacity: regions)
                     fill.initialize(repeating: 0, count: regions)
                     defer {
-                        bufferedHash.deallocate()
-                        bufferedIndex.deallocate()
+                        buffered.deallocate()
                         fill.deallocate()
                     }
                     var overflow: [Int32] = []
@@ -146,8 +144,7 @@ struct Matching {
                                 let r = table.region(mixed)
                                 let filled = fill[r]
                                 if filled < room {
-                                    bufferedHash[r * room + filled] = mixed
-                                    bufferedIndex[r * room + filled] = Int32(base + i)
+                                    buffered[r * room + filled] = table.entry(mixed: mixed, index: Int32(base + i))
                                     fill[r] = filled + 1
                                 } else {
                                     overflow.append(Int32(base + i))
@@ -155,9 +152,16 @@ struct Matching {
                             }
                         }
                     }
+                    table.zeroRegion(0)
                     for r in 0..<regions {
+                        if r + 1 < regions { table.zeroRegion(r + 1) }
                         for e in (r * room)..<(r * room + fill[r]) {
-                            store(bufferedHash[e], Int(bufferedIndex[e]))
+                            let entry = buffered[e]
+                            let g = Int(IdentityTable.index(ofEntry: entry))
+                            let earlier = table.insert(entry: entry, region: r) { other in
+                                oldItem(Int(other)).id == oldItem(g).id
+                            }
+                            if earlier >= 0 { oldMatch[g] = -2 }
                         }
                     }
                     for g in overflow {
@@ -167,23 +171,31 @@ struct Matching {
                 newMatch.withUnsafeMutableBufferPointer { newMatch in
                     newSectionOf.withUnsafeMutableBufferPointer { newSectionOf in
                         itemChanged.withUnsafeMutableBufferPointer { itemChanged in
+                            // Most items follow the item that followed their
+                            // predecessor before: try that one without hashing, then
+                            // the one after it (an old item was deleted), then the
+                            // place the order left at its last jump (the item before
+                            // this one moved here from elsewhere). Only unmatched first
+                            // occurrences qualify, so duplicates pair exactly as through
+                            // the table; the table is read only when all three miss.
                             var predicted = 0
+                            var resume = 0
                             for t in new.indices {
                                 let base = newStart[t]
                                 new[t].items.withUnsafeBufferPointer { items in
                                     for j in items.indices {
                                         let h = base + j
                                         newSectionOf[h] = Int32(t)
-                                        // Most items follow the item that followed their
-                                        // predecessor before: try that one without hashing.
-                                        // Only an unmatched first occurrence qualifies, so
-                                        // duplicates pair exactly as through the table.
+                                        @inline(__always) func isFree(_ p: Int) -> Bool {
+                                            p < oldTotal && oldMatch[p] == -1 && oldItem(p).id == items[j].id
+                                        }
                                         var g: Int32 = -1
-                                        if predicted < oldTotal && oldMatch[predicted] == -1 {
-                                            let os = Int(oldSectionOf[predicted])
-                                            if old[os].items[predicted - oldStart[os]].id == items[j].id {
-                                                g = Int32(predicted)
-                                            }
+                                        if isFree(predicted) {
+                                            g = Int32(predicted)
+                                        } else if isFree(predicted + 1) {
+                                            g = Int32(predicted + 1)
+                                        } else if resume != predicted && isFree(resume) {
+                                            g = Int32(resume)
                                         }
                                         if g < 0 {
                                             g = table.find(mixed: IdentityTable.mix(items[j].identityHash)) {
@@ -196,6 +208,7 @@ struct Matching {
                                             let os = Int(oldSectionOf[Int(g)])
                                             itemChanged[h] = !old[os].items[Int(g) - oldStart[os]]
                                                 .hasSameContent(as: items[j])
+                                            if Int(g) != predicted { resume = predicted }
                                             predicted = Int(g) + 1
                                         }
                                     }
