@@ -22,8 +22,10 @@ struct IdentityTable {
     @usableFromInline let shift: UInt64
     @usableFromInline let bits: UInt64
 
-    /// Slots per region: 32 Ki slots are 256 KiB, well inside a core's L2 cache.
-    @usableFromInline static let regionBits: UInt64 = 15
+    /// Slots per region: 16 Ki slots are 128 KiB, well inside a core's L2 cache
+    /// (1 MiB here) even when other processes share it; smaller regions would
+    /// mean more buffers to fill at once, larger ones measured slower.
+    @usableFromInline static let regionBits: UInt64 = 14
     @usableFromInline static let regionSlots = 1 << Int(regionBits)
 
     /// Room for `count` indices; call ``deallocate()`` when done.

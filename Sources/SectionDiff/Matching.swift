@@ -33,6 +33,11 @@ struct Matching {
 
     /// Matches `new` against `old`.
     ///
+    /// Old items are hashed once each; new items only when they do not follow
+    /// the old item their predecessor's match predicts. A table larger than one
+    /// cache region is filled region by region (see ``IdentityTable``), so its
+    /// random writes hit the cache.
+    ///
     /// - Complexity: O(n) expected for n sections and items in both states.
     @inlinable
     init<Model, Item>(old: [ArraySection<Model, Item>], new: [ArraySection<Model, Item>]) {

@@ -114,7 +114,7 @@ struct ShapedItem: Diffable, Hashable, Sendable {
         #expect(verified.changeset.itemMoveCount > 0)
     }
 
-    /// Hashes steered so that most items share one region overflow its buffer;
+    /// Hashes steered so that items crowd the first regions and overflow their buffers;
     /// duplicates among them must still pair first with first, and moves stay minimal.
     @Test func overflowingRegionKeepsDuplicateOrderAndMinimalMoves() throws {
         // The inverse of the table's multiplier, so a test can pick the mixed hash.
@@ -128,7 +128,10 @@ struct ShapedItem: Diffable, Hashable, Sendable {
             ShapedItem(id: id, version: version, identityHash: Int(truncatingIfNeeded: (UInt64(id) << 47) &* inverse))
         }
         let table = IdentityTable(count: count)
-        #expect(table.capacity == 1 << 17 && table.regionCount == 4)
+        #expect(table.capacity == 1 << 17 && table.regionCount == (1 << 17) / IdentityTable.regionSlots)
+        // Homes 0..<count fill the first regions completely: each gets far more
+        // than its buffer's room (about twice its fair share at most).
+        #expect(IdentityTable.regionSlots > 2 * count / table.regionCount)
         table.deallocate()
         let seed: UInt64 = 0x0F10_0000_0001
         var random = SeededGenerator(seed: seed)
