@@ -191,29 +191,45 @@ func nanosecondsPerItem(_ duration: Duration, _ items: Int) -> String {
 
 let arguments = CommandLine.arguments.dropFirst()
 let runs = arguments.first.flatMap { Int($0) } ?? 7
-let scalingOnly = arguments.dropFirst().first == "scaling"
-print("SectionDiff benchmarks: median of \(runs) runs, release build")
-print("workload        | types   | time      | stages | moves reported | real moves")
-print("----------------|---------|-----------|--------|----------------|-----------")
-for workload in scalingOnly ? [] : [workloadA(), workloadB(), workloadC(count: 1_000_000, seed: 0xC)] {
-    let generic = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
-    let listd = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
-    for (types, result) in [("generic", generic), ("listd", listd)] {
-        print(
-            "\(workload.name.padding(15)) | \(types.padding(7)) | \(milliseconds(result.median).padding(9)) | "
-                + "\(String(result.stages).padding(6)) | \(String(result.moves).padding(14)) | \(workload.realMoves)")
-    }
-}
-
-print("\nScaling, workload (c) shape (ns per item, old + new items):")
-print("items     | generic ns/item | listd ns/item")
-for count in [10_000, 100_000, 1_000_000] {
+let mode = arguments.dropFirst().first
+let scalingOnly = mode == "scaling"
+if mode == "profile" {
+    // `DiffBenchmarks RUNS profile COUNT [generic|listd]`: only the (c) shape at one
+    // size and one element type, for profilers (perf, valgrind).
+    let rest = Array(arguments.dropFirst(2))
+    let count = rest.first.flatMap { Int($0) } ?? 1_000_000
     let workload = workloadC(count: count, seed: 0xC0 + UInt64(count))
-    let generic = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
-    let listd = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
-    print(
-        "\(String(count).padding(9)) | \(nanosecondsPerItem(generic.median, workload.itemCount).padding(15)) | "
-            + "\(nanosecondsPerItem(listd.median, workload.itemCount))")
+    let result: Result
+    if rest.dropFirst().first == "listd" {
+        result = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
+    } else {
+        result = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
+    }
+    print("\(count) items: \(nanosecondsPerItem(result.median, workload.itemCount)) ns/item, \(milliseconds(result.median))")
+} else {
+    print("SectionDiff benchmarks: median of \(runs) runs, release build")
+    print("workload        | types   | time      | stages | moves reported | real moves")
+    print("----------------|---------|-----------|--------|----------------|-----------")
+    for workload in scalingOnly ? [] : [workloadA(), workloadB(), workloadC(count: 1_000_000, seed: 0xC)] {
+        let generic = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
+        let listd = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
+        for (types, result) in [("generic", generic), ("listd", listd)] {
+            print(
+                "\(workload.name.padding(15)) | \(types.padding(7)) | \(milliseconds(result.median).padding(9)) | "
+                    + "\(String(result.stages).padding(6)) | \(String(result.moves).padding(14)) | \(workload.realMoves)")
+        }
+    }
+
+    print("\nScaling, workload (c) shape (ns per item, old + new items):")
+    print("items     | generic ns/item | listd ns/item")
+    for count in [10_000, 100_000, 1_000_000] {
+        let workload = workloadC(count: count, seed: 0xC0 + UInt64(count))
+        let generic = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
+        let listd = measure(runs: runs, listdSections(workload.old), listdSections(workload.new))
+        print(
+            "\(String(count).padding(9)) | \(nanosecondsPerItem(generic.median, workload.itemCount).padding(15)) | "
+                + "\(nanosecondsPerItem(listd.median, workload.itemCount))")
+    }
 }
 
 extension String {

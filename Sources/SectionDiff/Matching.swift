@@ -33,6 +33,11 @@ struct Matching {
 
     /// Matches `new` against `old`.
     ///
+    /// Old items are hashed once each; new items only when they do not follow
+    /// the old item their predecessor's match predicts. A table larger than one
+    /// cache region is filled region by region (see ``IdentityTable``), so its
+    /// random writes hit the cache.
+    ///
     /// - Complexity: O(n) expected for n sections and items in both states.
     @inlinable
     init<Model, Item>(old: [ArraySection<Model, Item>], new: [ArraySection<Model, Item>]) {
@@ -46,14 +51,16 @@ struct Matching {
         defer { sectionTable.deallocate() }
         for s in old.indices {
             let model = old[s].model
-            let found = sectionTable.insert(hash: model.identityHash, index: Int32(s)) {
+            let found = sectionTable.insert(mixed: IdentityTable.mix(model.identityHash), index: Int32(s)) {
                 old[Int($0)].model.id == model.id
             }
             _ = found  // A later duplicate stays unmatched: it is deleted.
         }
         for t in new.indices {
             let model = new[t].model
-            let s = sectionTable.find(hash: model.identityHash) { old[Int($0)].model.id == model.id }
+            let s = sectionTable.find(mixed: IdentityTable.mix(model.identityHash)) {
+                old[Int($0)].model.id == model.id
+            }
             if s >= 0 && oldSectionMatch[Int(s)] < 0 {
                 oldSectionMatch[Int(s)] = Int32(t)
                 newSectionMatch[t] = s
@@ -88,68 +95,116 @@ struct Matching {
         var newMatch = [Int32](repeating: -1, count: newTotal)
         var itemChanged = [Bool](repeating: false, count: newTotal)
 
-        let table = IdentityTable(count: oldTotal)
+        let table = IdentityTable(count: oldTotal, zeroingByRegion: true)
         defer { table.deallocate() }
         oldSectionOf.withUnsafeMutableBufferPointer { oldSectionOf in
             oldMatch.withUnsafeMutableBufferPointer { oldMatch in
-                for s in old.indices {
-                    let base = oldStart[s]
-                    old[s].items.withUnsafeBufferPointer { items in
-                        for i in items.indices {
-                            oldSectionOf[base + i] = Int32(s)
+                @inline(__always) func oldItem(_ g: Int) -> Item {
+                    let os = Int(oldSectionOf[g])
+                    return old[os].items[g - oldStart[os]]
+                }
+                // Later duplicates are marked -2: never matched, so deleted. Equal
+                // identities reach the table in index order in both builds below, so
+                // the first occurrence is the one stored.
+                @inline(__always) func store(_ mixed: UInt64, _ g: Int) {
+                    let earlier = table.insert(mixed: mixed, index: Int32(g)) { other in
+                        oldItem(Int(other)).id == oldItem(g).id
+                    }
+                    if earlier >= 0 { oldMatch[g] = -2 }
+                }
+                let regions = table.regionCount
+                if regions == 1 {
+                    // The table fits in the cache: fill it in order.
+                    for s in old.indices {
+                        let base = oldStart[s]
+                        old[s].items.withUnsafeBufferPointer { items in
+                            for i in items.indices { oldSectionOf[base + i] = Int32(s) }
+                            for i in items.indices { store(IdentityTable.mix(items[i].identityHash), base + i) }
                         }
-                        // In blocks: hash a block and read its home slots first, so
-                        // the cache misses of a block overlap instead of queueing.
-                        withUnsafeTemporaryAllocation(of: Int.self, capacity: 16) { hashes in
-                            var blockStart = 0
-                            var touched: UInt64 = 0
-                            while blockStart < items.count {
-                                let blockEnd = min(blockStart + 16, items.count)
-                                for i in blockStart..<blockEnd {
-                                    let hash = items[i].identityHash
-                                    hashes[i - blockStart] = hash
-                                    touched |= table.peek(hash: hash)
+                    }
+                } else {
+                    // Filled in random order, a table larger than the cache costs a
+                    // memory access per item. So first append each (hash, index) to
+                    // the buffer of its region (sequential writes into a few streams),
+                    // then fill the table one region at a time, which stays in cache.
+                    // A region's buffer has room for a comfortable margin over its
+                    // expected share; the rare overflow is kept aside and stored
+                    // last, which keeps equal identities in index order (they share
+                    // a region, and once a buffer is full it stays full).
+                    let room = oldTotal / regions + oldTotal / (regions * 8) + 64
+                    let buffered = UnsafeMutablePointer<UInt64>.allocate(capacity: regions * room)
+                    let fill = UnsafeMutablePointer<Int>.allocate(capacity: regions)
+                    fill.initialize(repeating: 0, count: regions)
+                    defer {
+                        buffered.deallocate()
+                        fill.deallocate()
+                    }
+                    var overflow: [Int32] = []
+                    for s in old.indices {
+                        let base = oldStart[s]
+                        old[s].items.withUnsafeBufferPointer { items in
+                            for i in items.indices {
+                                oldSectionOf[base + i] = Int32(s)
+                                let mixed = IdentityTable.mix(items[i].identityHash)
+                                let r = table.region(mixed)
+                                let filled = fill[r]
+                                if filled < room {
+                                    buffered[r * room + filled] = table.entry(mixed: mixed, index: Int32(base + i))
+                                    fill[r] = filled + 1
+                                } else {
+                                    overflow.append(Int32(base + i))
                                 }
-                                for i in blockStart..<blockEnd {
-                                    let earlier = table.insert(hash: hashes[i - blockStart], index: Int32(base + i)) {
-                                        other in
-                                        let os = Int(oldSectionOf[Int(other)])
-                                        return old[os].items[Int(other) - oldStart[os]].id == items[i].id
-                                    }
-                                    // A later duplicate is marked -2: never matched, so deleted.
-                                    if earlier >= 0 { oldMatch[base + i] = -2 }
-                                }
-                                blockStart = blockEnd
                             }
-                            table.keepAlive(touched)
                         }
+                    }
+                    table.zeroRegion(0)
+                    for r in 0..<regions {
+                        if r + 1 < regions { table.zeroRegion(r + 1) }
+                        for e in (r * room)..<(r * room + fill[r]) {
+                            let entry = buffered[e]
+                            let g = Int(IdentityTable.index(ofEntry: entry))
+                            let earlier = table.insert(entry: entry, region: r) { other in
+                                oldItem(Int(other)).id == oldItem(g).id
+                            }
+                            if earlier >= 0 { oldMatch[g] = -2 }
+                        }
+                    }
+                    for g in overflow {
+                        store(IdentityTable.mix(oldItem(Int(g)).identityHash), Int(g))
                     }
                 }
                 newMatch.withUnsafeMutableBufferPointer { newMatch in
                     newSectionOf.withUnsafeMutableBufferPointer { newSectionOf in
                         itemChanged.withUnsafeMutableBufferPointer { itemChanged in
+                            // Most items follow the item that followed their
+                            // predecessor before: try that one without hashing, then
+                            // the one after it (an old item was deleted), then the
+                            // place the order left at its last jump (the item before
+                            // this one moved here from elsewhere). Only unmatched first
+                            // occurrences qualify, so duplicates pair exactly as through
+                            // the table; the table is read only when all three miss.
                             var predicted = 0
+                            var resume = 0
                             for t in new.indices {
                                 let base = newStart[t]
                                 new[t].items.withUnsafeBufferPointer { items in
                                     for j in items.indices {
                                         let h = base + j
                                         newSectionOf[h] = Int32(t)
-                                        // Most items follow the item that followed their
-                                        // predecessor before: try that one without hashing.
-                                        // Only an unmatched first occurrence qualifies, so
-                                        // duplicates pair exactly as through the table.
+                                        @inline(__always) func isFree(_ p: Int) -> Bool {
+                                            p < oldTotal && oldMatch[p] == -1 && oldItem(p).id == items[j].id
+                                        }
                                         var g: Int32 = -1
-                                        if predicted < oldTotal && oldMatch[predicted] == -1 {
-                                            let os = Int(oldSectionOf[predicted])
-                                            if old[os].items[predicted - oldStart[os]].id == items[j].id {
-                                                g = Int32(predicted)
-                                            }
+                                        if isFree(predicted) {
+                                            g = Int32(predicted)
+                                        } else if isFree(predicted + 1) {
+                                            g = Int32(predicted + 1)
+                                        } else if resume != predicted && isFree(resume) {
+                                            g = Int32(resume)
                                         }
                                         if g < 0 {
-                                            g = table.find(hash: items[j].identityHash) { other in
-                                                let os = Int(oldSectionOf[Int(other)])
-                                                return old[os].items[Int(other) - oldStart[os]].id == items[j].id
+                                            g = table.find(mixed: IdentityTable.mix(items[j].identityHash)) {
+                                                other in oldItem(Int(other)).id == items[j].id
                                             }
                                         }
                                         if g >= 0 && oldMatch[Int(g)] == -1 {
@@ -158,6 +213,7 @@ struct Matching {
                                             let os = Int(oldSectionOf[Int(g)])
                                             itemChanged[h] = !old[os].items[Int(g) - oldStart[os]]
                                                 .hasSameContent(as: items[j])
+                                            if Int(g) != predicted { resume = predicted }
                                             predicted = Int(g) + 1
                                         }
                                     }

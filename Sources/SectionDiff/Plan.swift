@@ -97,22 +97,37 @@ struct Plan {
         let newSectionCount = m.newSectionMatch.count
         let newTotal = m.newMatch.count
 
-        // Sections kept in place: the longest increasing run of old indices in new order.
+        // Sections kept in place: the longest increasing run of old indices in new
+        // order. Two neighbours continue a block when only deleted sections lie
+        // between them in the old order.
         var lis = LongestIncreasingSubsequence()
         var sectionKept = [Bool](repeating: false, count: newSectionCount)
-        var survivingNew: [Int] = []
+        var previousSection: Int32 = -1
         for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 {
-            survivingNew.append(t)
-            lis.values.append(m.newSectionMatch[t])
+            let s = m.newSectionMatch[t]
+            var continues = previousSection >= 0 && s > previousSection
+            if continues {
+                for between in (Int(previousSection) + 1)..<Int(s) where m.oldSectionMatch[between] >= 0 {
+                    continues = false
+                    break
+                }
+            }
+            lis.append(s, continuesBlock: continues)
+            previousSection = s
         }
         _ = lis.run()
-        for (position, t) in survivingNew.enumerated() where lis.kept[position] {
-            sectionKept[t] = true
+        var cursor = (block: -1, left: Int32(0))
+        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 {
+            sectionKept[t] = lis.isNextKept(&cursor)
         }
 
-        // Fate of every new item; the subsequence is taken per section.
+        // Fate of every new item; the subsequence is taken per section, over the
+        // items that stay in it ("candidates"). Two candidates continue a block
+        // when every old item between them left the section or was deleted; the
+        // scan that checks it stops at the first candidate, and the old items it
+        // passes are each passed once (by the pair starting at the candidate that
+        // precedes them), so all scans together are linear.
         var fate = [ItemFate](repeating: .inserted, count: newTotal)
-        var candidates: [Int32] = []
         var hasMovedIntoInserted = false
         for t in 0..<newSectionCount {
             let oldSection = m.newSectionMatch[t]
@@ -125,20 +140,32 @@ struct Plan {
                 continue
             }
             lis.reset()
-            candidates.removeAll(keepingCapacity: true)
+            var previous: Int32 = -1
             for h in range {
                 let g = m.newMatch[h]
                 if g < 0 { continue }
                 if m.oldSectionOf[Int(g)] == oldSection {
-                    lis.values.append(g)
-                    candidates.append(Int32(h))
+                    var continues = previous >= 0 && g > previous
+                    if continues {
+                        for between in (Int(previous) + 1)..<Int(g) {
+                            let later = Int(m.oldMatch[between])
+                            if later >= 0 && m.newSectionOf[later] == Int32(t) {
+                                continues = false
+                                break
+                            }
+                        }
+                    }
+                    lis.append(g, continuesBlock: continues)
+                    previous = g
+                    fate[h] = .kept
                 } else {
                     fate[h] = .movedAcross
                 }
             }
             _ = lis.run()
-            for (position, h) in candidates.enumerated() {
-                fate[Int(h)] = lis.kept[position] ? .kept : .movedWithin
+            var cursor = (block: -1, left: Int32(0))
+            for h in range where fate[h] == .kept {
+                if !lis.isNextKept(&cursor) { fate[h] = .movedWithin }
             }
         }
 

@@ -69,8 +69,15 @@ public struct StagedChangeset<Model: Diffable, Item: Diffable> {
     /// the first in `new`; later occurrences are deleted (in `old`) or inserted
     /// (in `new`). Applying the result to `old` still gives `new` exactly.
     ///
-    /// - Complexity: O(n + k log n) expected, for n sections and items in both
-    ///   states and k moves reported.
+    /// - Complexity: O(n + k log k) expected, for n sections and items in both
+    ///   states and k elements (items and sections) reported as moved. Matching
+    ///   by identity is linear (a hash table, filled cache region by cache region
+    ///   when it is large); the longest-increasing-subsequence search costs
+    ///   O(k log k) beyond reading its input, since it runs on blocks of elements
+    ///   that stay together and every block boundary lies next to a moved element;
+    ///   sorting the moves is O(k log k). The other lists of a stage are produced
+    ///   in position order, so sorting them is linear, except updates of items
+    ///   whose sections move, which add O(u log s) for u updates over s sections.
     @inlinable
     public init(from old: [ArraySection<Model, Item>], to new: [ArraySection<Model, Item>]) {
         let matching = Matching(old: old, new: new)
