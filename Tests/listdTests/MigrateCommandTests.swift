@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@Suite struct MigrateCommandTests {
+    /// A temporary folder with a copy of the repository's migrations.
+    final class Scratch {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-migrate-\(UUID().uuidString)")
+        var migrations: URL { directory.appendingPathComponent("Migrations") }
+        var database: String { directory.appendingPathComponent("db.sqlite").path }
+
+        init() throws {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: ListdServer.migrations, to: migrations)
+        }
+
+        deinit { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    @Test func migratingTwiceIsHarmless() throws {
+        let scratch = try Scratch()
+        let first = try ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+        #expect(first.status == 0)
+        #expect(first.output.contains("applied 0001_"))
+        let second = try ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+        #expect(second.status == 0)
+        #expect(second.output.contains("up to date"))
+    }
+
+    @Test func aChangedMigrationIsRefusedWithAnExplanation() throws {
+        let scratch = try Scratch()
+        #expect(try ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path]).status == 0)
+        let file = try #require(
+            try FileManager.default.contentsOfDirectory(at: scratch.migrations, includingPropertiesForKeys: nil)
+                .first { $0.lastPathComponent.hasPrefix("0001_") })
+        try (try String(contentsOf: file, encoding: .utf8) + "\n-- edited\n").write(to: file, atomically: true, encoding: .utf8)
+        let refused = try ListdBinary.run(
+            ["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path], stderr: true)
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("checksum"))
+        #expect(refused.output.contains("new migration"), "says what to do")
+    }
+
+    @Test func serveWithNoMigrateRefusesADatabaseThatNeedsMigrations() throws {
+        let scratch = try Scratch()
+        let refused = try ListdBinary.run(
+            ["serve", "--no-migrate", "--port", "0", "--db", scratch.database, "--migrations", scratch.migrations.path],
+            stderr: true)
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("needs migrations"))
+        #expect(refused.output.contains("listd migrate"))
+    }
+
+    @Test func badEnvironmentValuesAreNamed() throws {
+        let process = Process()
+        process.executableURL = try ListdBinary.url
+        process.arguments = ["serve", "--migrations", ListdServer.migrations.path]
+        process.environment = ["LISTD_PORT": "eighty", "PATH": "/usr/bin:/bin"]
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(output.contains("LISTD_PORT=\"eighty\""))
+    }
+}
