@@ -57,10 +57,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MARK: The client (no FoundationNetworking in ListClient: listd links it)
+        .target(name: "ListClient", dependencies: ["ReactiveCore", "SectionDiff", "JSON"]),
+        .target(name: "ListClientNetworking", dependencies: ["ListClient"]),
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListAPI", "Server", "ListStore", "Storage",
+                "ListAPI", "Server", "ListStore", "Storage", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -81,6 +84,20 @@ let package = Package(
             exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
         ),
 
+        .executableTarget(
+            name: "FollowBenchmarks",
+            dependencies: ["ListClient", "ListClientNetworking", "SectionDiff", "JSON", "ReactiveCore"],
+            path: "Benchmarks/FollowBenchmarks",
+            exclude: ["README.md"]
+        ),
+
+        // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)
+        .executableTarget(
+            name: "FollowList",
+            dependencies: ["ListClient", "ListClientNetworking", "SectionDiff", "ReactiveCore"],
+            path: "Examples/FollowList"
+        ),
+
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
@@ -95,6 +112,10 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
         .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
+        .testTarget(
+            name: "ListClientTests",
+            dependencies: ["ListClient", "ListClientNetworking", "Server", "listd", "SectionDiff", "JSON", "ReactiveCore"]
+        ),
         .testTarget(name: "listdTests", dependencies: ["listd", "SectionDiff", "JSON"]),
     ]
 )
