@@ -114,6 +114,8 @@ public enum FollowUpdate: Sendable, Equatable {
 public struct ListChange: Sendable, Equatable {
     /// The version the stages start from.
     public var from: Int64
+    /// The sections at `from`, before the first stage (ids of deletes and move sources are found here).
+    public var before: ListSections
     /// The stages, each with the sections after it.
     public var stages: [AppliedStage]
     /// The state at the answer's `to` version (the sections of the last stage).
@@ -122,8 +124,9 @@ public struct ListChange: Sendable, Equatable {
     public var answer: ChangeAnswer
 
     /// Creates a change.
-    public init(from: Int64, stages: [AppliedStage], state: ListState, answer: ChangeAnswer) {
+    public init(from: Int64, before: ListSections, stages: [AppliedStage], state: ListState, answer: ChangeAnswer) {
         self.from = from
+        self.before = before
         self.stages = stages
         self.state = state
         self.answer = answer

@@ -67,7 +67,7 @@ public struct FollowMachine: Sendable {
             next.version = answer.to
             next.sections = stages.last?.sections ?? current.sections
             state = next
-            return .changes(ListChange(from: answer.from, stages: stages, state: next, answer: answer))
+            return .changes(ListChange(from: answer.from, before: current.sections, stages: stages, state: next, answer: answer))
         } catch {
             return reject(error)
         }

@@ -51,11 +51,12 @@ public struct ListState: Sendable, Equatable, CustomStringConvertible {
             sections: try sections.map(WireStage.section))
     }
 
-    /// The snapshot as the JSON body `PUT /lists/{list}` accepts.
+    /// The snapshot in the wire form of `GET /lists/{list}`, which `PUT /lists/{list}`
+    /// also accepts (it ignores epoch and version).
     public var json: JSONValue {
         .object([
-            "id": .string(id), "name": .string(name),
-            "sections": .array(sections.map(WireStage.json)),
+            "id": .string(id), "name": .string(name), "epoch": .string(epoch),
+            "version": .number(JSONNumber(version)), "sections": .array(sections.map(WireStage.json)),
         ])
     }
 }
