@@ -158,6 +158,12 @@ public struct ListUpdate: Sendable, Equatable {
     public var list: String
     /// What happened to it.
     public var update: FollowUpdate
+
+    /// Creates an update.
+    public init(list: String, update: FollowUpdate) {
+        self.list = list
+        self.update = update
+    }
 }
 
 /// A running follow that keeps only the latest state, as a ``Property``.
