@@ -113,12 +113,15 @@ public struct Backoff: Sendable {
     }
 
     /// The delay for a 503 with `Retry-After`: the server's figure plus up to 50% jitter,
-    /// capped at `maximum` times four (a misconfigured server must not park a client for hours).
+    /// capped at ``maximumRetryAfter`` (a misconfigured server must not park a client for hours).
     public mutating func next(retryAfter seconds: Double) -> Duration {
         attempt += 1
-        let capped = min(max(seconds, 0), 4 * (maximum / .seconds(1)))
+        let capped = min(max(seconds, 0), Self.maximumRetryAfter / .seconds(1))
         return .milliseconds(Int64((Double.random(in: capped...(capped * 1.5 + 0.001)) * 1000).rounded()))
     }
+
+    /// The longest `Retry-After` honoured.
+    public static let maximumRetryAfter = Duration.seconds(300)
 
     /// Back to the first step, after a success.
     public mutating func reset() { attempt = 0 }

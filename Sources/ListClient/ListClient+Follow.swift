@@ -105,8 +105,15 @@ extension ListClient {
                 }
                 // Snapshots first: a list that was refetched is polled on the next round.
                 if updates.isEmpty && !since.isEmpty {
-                    let answers = try await changes(
-                        of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack)
+                    let answers: [String: ChangeAnswer?]
+                    do throws(ListClientError) {
+                        answers = try await changes(
+                            of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack)
+                    } catch where error.status == 404 {
+                        // POST /changes refuses the whole request when one list is gone;
+                        // ask each list once, without waiting, to find out which.
+                        answers = try await probe(since, epochs: epochs)
+                    }
                     for (list, answer) in answers.sorted(by: { $0.key < $1.key }) {
                         guard var machine = machines[list] else { continue }
                         if let answer {
@@ -134,6 +141,21 @@ extension ListClient {
             }
         }
         if !Task.isCancelled { observer.onCompleted() }
+    }
+
+    /// One `GET …/changes?timeout=0` per list: its answer, or `nil` when it is deleted.
+    private func probe(
+        _ since: [String: Int64], epochs: [String: String]
+    ) async throws(ListClientError) -> [String: ChangeAnswer?] {
+        var answers: [String: ChangeAnswer?] = [:]
+        for (list, version) in since {
+            do throws(ListClientError) {
+                answers[list] = try await changes(of: list, since: version, epoch: epochs[list], timeout: .zero)
+            } catch where error.status == 404 {
+                answers[list] = .some(nil)
+            }
+        }
+        return answers
     }
 
     private enum Recovery {

@@ -47,7 +47,8 @@ import Testing
         var random = RandomWriter(seed: Self.seed())
         random.snapshots[state.version] = state.sections
         let recorder = Recorder<FollowUpdate>()
-        let follower = ListClient(baseURL: first.baseURL, token: nil)
+        let transport = RecordingTransport(URLSessionTransport())
+        let follower = ListClient(baseURL: first.baseURL, token: nil, transport: transport)
         let subscription = FollowLoopTests.record(follower.follow(list: "r", options: Self.options), into: recorder)
         defer { subscription.dispose() }
         for _ in 0..<10 { try await random.write(writer, list: "r", state: &state) }
@@ -60,8 +61,13 @@ import Testing
         let final = state.version
         #expect(await TestServer.eventually(10) { Self.lastVersion(recorder) == final })
         checkFollow(recorder.elements, against: random.snapshots)
-        // Resumed from the version it held: stages only, no refetch.
-        #expect(recorder.elements.dropFirst().allSatisfy { if case .changes = $0 { true } else { false } })
+        // Resumed from the version it held: one snapshot only, never a refetch,
+        // and polls after the restart asked for what followed the version held.
+        let requests = transport.requests
+        #expect(requests.filter { $0.url.path == "/lists/r" }.count == 1)
+        let sinces = requests.compactMap { FollowLoopTests.query($0, "since").flatMap(Int64.init) }
+        #expect(sinces.contains(beforeStop))
+        #expect(sinces == sinces.sorted(), "since never goes back")
         #expect(recorder.error == nil)
     }
 

@@ -53,3 +53,18 @@ final class Recorder<Element: Sendable>: Sendable {
     var error: (any Error)? { ended.withLock { $0 } }
     var isCompleted: Bool { completed.load(ordering: .relaxed) }
 }
+
+/// Passes requests to a real transport and keeps them, so a test can see what a follow asked.
+final class RecordingTransport: HTTPTransport {
+    let inner: any HTTPTransport
+    private let log = Mutex<[ClientRequest]>([])
+
+    init(_ inner: any HTTPTransport) { self.inner = inner }
+
+    func send(_ request: ClientRequest) async throws -> ClientResponse {
+        log.withLock { $0.append(request) }
+        return try await inner.send(request)
+    }
+
+    var requests: [ClientRequest] { log.withLock { $0 } }
+}

@@ -16,7 +16,7 @@ import Testing
         #expect(try await client.list("g", ifNoneMatch: fetched.etag) == nil)
 
         let patched = try await client.patchList(
-            "g", [.insertItem(section: "b", id: "b2", model: ["qty": 2], at: 0), .moveSection(id: "c", to: 0)],
+            "g", [.insertItem(section: "b", id: "new1", model: ["qty": 2], at: 0), .moveSection(id: "c", to: 0)],
             ifMatch: fetched.version)
         #expect(patched.from == fetched.version && patched.to == fetched.version + 1)
         let afterPatch = try await client.list("g")
@@ -41,7 +41,7 @@ import Testing
 
         try await client.deleteList(other.id)
         let missing = await #expect(throws: ListClientError.self) { try await client.list(other.id) }
-        #expect(missing?.status == 404 && missing?.slug == "not-found" && missing?.type?.hasPrefix("https://listd.dev/problems/") == true)
+        #expect(missing?.status == 404 && missing?.slug == "unknown-list" && missing?.type?.hasPrefix("https://listd.dev/problems/") == true)
         #expect(try await client.isHealthy())
         #expect(try await client.metrics().contains("listd_parked_waiters"))
     }
@@ -52,13 +52,13 @@ import Testing
         let client = server.client()
         _ = try await client.createList(id: "s", name: "S", sections: RandomWriter.initialSections)
         _ = try await client.createSection(in: "s", ["id": "veg", "model": ["t": "V"]])
-        #expect(try await client.section("veg", of: "s")["id"]?.stringValue == "veg")
+        #expect(try await client.section("veg", of: "s")["section"]?["id"]?.stringValue == "veg")
         _ = try await client.replaceSection("veg", of: "s", ["model": ["t": "Veg"]])
         _ = try await client.patchSection("veg", of: "s", ["model": ["t": "Vegetables"]])
         #expect(try await client.sections(of: "s")["sections"]?.arrayValue?.count == 4)
         _ = try await client.createItem(inSection: "veg", of: "s", ["id": "leek", "model": ["done": false]])
         #expect(try await client.items(inSection: "veg", of: "s").canonicalText.contains("leek"))
-        #expect(try await client.item("leek", of: "s")["id"]?.stringValue == "leek")
+        #expect(try await client.item("leek", of: "s")["item"]?["id"]?.stringValue == "leek")
         _ = try await client.replaceItem("leek", of: "s", ["model": ["done": true]])
         _ = try await client.patchItem("leek", of: "s", ["model": ["done": false, "qty": 2]])
         let query = try await client.queryItems(of: "s", where: ["done:false"])

@@ -1,5 +1,6 @@
 import JSON
 import ListClient
+import SectionDiff
 import Testing
 
 /// Writes seeded random batches to a list and keeps the snapshot the server
@@ -12,12 +13,13 @@ struct RandomWriter {
 
     init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
 
-    /// A list to start from: three sections with a few items.
+    /// A list to start from: three sections with items enough that a batch's
+    /// changes stay smaller than the snapshot (else the server answers a reset).
     static let initialSections: ListSections = {
         func entry(_ id: String, _ model: String) -> JSONEntry { JSONEntry(id: id, model: JSONText(model)) }
         return [
-            .init(model: entry("a", #"{"t":"A"}"#), items: [entry("a1", "1"), entry("a2", "2")]),
-            .init(model: entry("b", "{}"), items: [entry("b1", "3")]),
+            .init(model: entry("a", #"{"t":"A"}"#), items: (1...12).map { entry("a\($0)", "\($0)") }),
+            .init(model: entry("b", "{}"), items: (1...12).map { entry("b\($0)", "\($0)") }),
             .init(model: entry("c", "{}"), items: []),
         ]
     }()

@@ -80,8 +80,8 @@ final class TestServer: Sendable {
     }
 
     /// The value of gauge `name` in /metrics.
-    func gauge(_ name: String) async throws -> Double {
-        let text = try await client().metrics()
+    func gauge(_ name: String, token: String? = nil) async throws -> Double {
+        let text = try await client(token: token).metrics()
         for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
             if let value = Double(line.dropFirst(name.count + 1)) { return value }
         }
@@ -109,14 +109,13 @@ final class OutputLog: Sendable {
     private let buffer = Mutex(Data())
 
     init(_ handle: FileHandle) {
-        let buffer = self.buffer
-        handle.readabilityHandler = { handle in
+        handle.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             if data.isEmpty {
                 handle.readabilityHandler = nil
                 return
             }
-            buffer.withLock { $0.append(data) }
+            self?.buffer.withLock { $0.append(data) }
         }
     }
 

@@ -29,7 +29,7 @@ import Testing
         _ = try await client.createList(id: "w", name: "W", sections: RandomWriter.initialSections)
         let (process, log) = try Self.watch(["\(server.baseURL)/lists/w", "--poll-timeout", "5"], environment: ["LISTD_TOKEN": token])
         #expect(log.waitFor(#"(snapshot w version \d+)"#, timeout: 10) != nil)
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters", token: token)) == 1 })
         _ = try await client.patchList("w", [.updateItem(id: "a2", model: 7), .moveItem(id: "b1", section: "a", to: 0)])
         #expect(log.waitFor(#"(update item \[0, \d\] a2 7)"#, timeout: 10) != nil)
         #expect(log.text.contains("move item"))
