@@ -7,7 +7,8 @@ let package = Package(
     name: "listd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "listd", targets: ["listd"])
+        .executable(name: "listd", targets: ["listd"]),
+        .library(name: "ListClient", targets: ["ListClient", "ListClientNetworking"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

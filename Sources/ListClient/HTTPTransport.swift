@@ -30,6 +30,7 @@ public struct ClientRequest: Sendable, Equatable {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
+    /// Requests are equal when method, URL, headers (in order), body and timeout are.
     public static func == (lhs: ClientRequest, rhs: ClientRequest) -> Bool {
         lhs.method == rhs.method && lhs.url == rhs.url && lhs.body == rhs.body && lhs.timeout == rhs.timeout
             && lhs.headers.elementsEqual(rhs.headers) { $0.name == $1.name && $0.value == $1.value }

@@ -57,6 +57,7 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         }
     }
 
+    /// One line for logs: the status and problem slug with the detail, or the kind with the detail.
     public var description: String {
         switch kind {
         case .problem:

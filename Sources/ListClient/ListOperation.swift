@@ -54,5 +54,6 @@ public enum ListOperation: Sendable, Equatable {
         return .object(JSONObject(members))
     }
 
+    /// Operations are equal when their JSON forms are.
     public static func == (lhs: ListOperation, rhs: ListOperation) -> Bool { lhs.json == rhs.json }
 }
