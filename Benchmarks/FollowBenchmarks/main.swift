@@ -76,7 +76,6 @@ func milliseconds(_ duration: Duration) -> Double { duration / .milliseconds(1) 
 
 let settings = Settings(CommandLine.arguments)
 let writer = ListClient(baseURL: settings.url, token: settings.token)
-let followerClient = ListClient(baseURL: settings.url, token: settings.token)
 
 /// Deletes a list left by an earlier run; a missing list is fine.
 func removeLeftover(_ client: ListClient, _ list: String) async throws {
@@ -92,11 +91,14 @@ let initial: ListSections = (0..<5).map { section in
         model: JSONEntry(id: "s\(section)", model: JSONText(#"{"title":"Section \#(section)"}"#)),
         items: (0..<20).map { JSONEntry(id: "i\(section)-\($0)", model: JSONText(#"{"qty":\#($0)}"#)) })
 }
-var state = try await writer.createList(id: settings.list, name: "bench", sections: initial)
+_ = try await writer.createList(id: settings.list, name: "bench", sections: initial)
 
 let logs = (0..<settings.followers).map { _ in FollowerLog() }
+// One client (and URLSession) per follower, as 100 apps would have: on Linux one
+// URLSession queues requests beyond the connections it opens, and a parked
+// long-poll holds its connection for up to the poll timeout.
 let subscriptions = logs.map { log in
-    followerClient.follow(list: settings.list).subscribe { event in
+    ListClient(baseURL: settings.url, token: settings.token).follow(list: settings.list).subscribe { event in
         switch event {
         case .next(let update): log.record(update)
         case .error(let error): log.fail(error)
@@ -111,40 +113,67 @@ while logs.contains(where: { $0.state == nil }) && ContinuousClock.now < readyDe
 let ready = logs.filter { $0.state != nil }.count
 print("followers ready: \(ready)/\(settings.followers)")
 
-// Writes at a steady rate: each one updates, inserts, deletes or moves a few items.
-var rng = SystemRandomNumberGenerator()
-var answered: [Int64: ContinuousClock.Instant] = [:]
-var writeLatencies: [Double] = []
-var counter = 0
-let interval = Duration.milliseconds(Int64(1000 / settings.rate))
+// Writes at a steady rate, each on schedule in its own task (a slow answer must
+// not lower the rate): insert a new item, update or move one of the initial items
+// (never deleted, so concurrent writes cannot conflict), or delete an item this
+// writer inserted earlier and saw answered.
+final class WriteLog: Sendable {
+    struct Write: Sendable {
+        var version: Int64
+        var sent: ContinuousClock.Instant
+        var answered: ContinuousClock.Instant
+    }
+    private let writes = Mutex<[Write]>([])
+    private let inserted = Mutex<[String]>([])
+    private let failures = Mutex<[String]>([])
+
+    func record(_ write: Write) { writes.withLock { $0.append(write) } }
+    func inserted(_ id: String) { inserted.withLock { $0.append(id) } }
+    func takeInserted() -> String? { inserted.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+    func fail(_ error: any Error) { failures.withLock { $0.append("\(error)") } }
+
+    var all: [Write] { writes.withLock { $0 } }
+    var errors: [String] { failures.withLock { $0 } }
+}
+
+let initialItems = initial.flatMap { section in section.items.map(\.id) }
+let sectionIDs = initial.map(\.model.id)
+let writes = WriteLog()
+let interval = Duration.nanoseconds(Int64(1e9 / settings.rate))
 let started = ContinuousClock.now
-var next = started
-while ContinuousClock.now - started < .milliseconds(Int64(settings.seconds * 1000)) {
-    counter += 1
-    let items = state.sections.flatMap { section in section.items.map { (section.model.id, $0.id) } }
-    var ops: [ListOperation] = []
-    let pick = items[Int.random(in: 0..<items.count, using: &rng)]
-    switch counter % 4 {
-    case 0: ops.append(.insertItem(section: pick.0, id: "n\(counter)", model: ["qty": .number(JSONNumber(Int64(counter)))], at: 0))
-    case 1 where items.count > 60: ops.append(.deleteItem(id: pick.1))
-    case 2: ops.append(.moveItem(id: pick.1, section: state.sections.randomElement(using: &rng)?.model.id, to: 0))
-    default: ops.append(.updateItem(id: pick.1, model: ["qty": .number(JSONNumber(Int64(counter)))]))
+await withTaskGroup(of: Void.self) { group in
+    var counter = 0
+    var next = started
+    while ContinuousClock.now - started < .milliseconds(Int64(settings.seconds * 1000)) {
+        counter += 1
+        let number = counter
+        var rng = SystemRandomNumberGenerator()
+        let item = initialItems[Int.random(in: 0..<initialItems.count, using: &rng)]
+        let section = sectionIDs[Int.random(in: 0..<sectionIDs.count, using: &rng)]
+        group.addTask {
+            var ops: [ListOperation]
+            var insertedID: String?
+            switch number % 4 {
+            case 0:
+                insertedID = "n\(number)"
+                ops = [.insertItem(section: section, id: "n\(number)", model: ["qty": .number(JSONNumber(Int64(number)))], at: 0)]
+            case 1:
+                if let id = writes.takeInserted() { ops = [.deleteItem(id: id)] } else { fallthrough }
+            case 2: ops = [.moveItem(id: item, section: section, to: 0)]
+            default: ops = [.updateItem(id: item, model: ["qty": .number(JSONNumber(Int64(number)))])]
+            }
+            let sent = ContinuousClock.now
+            do {
+                let answer = try await writer.patchList(settings.list, ops)
+                writes.record(.init(version: answer.to, sent: sent, answered: ContinuousClock.now))
+                if let insertedID { writes.inserted(insertedID) }
+            } catch {
+                writes.fail(error)
+            }
+        }
+        next += interval
+        try? await Task.sleep(until: next)
     }
-    let sent = ContinuousClock.now
-    let answer = try await writer.patchList(settings.list, ops)
-    let now = ContinuousClock.now
-    answered[answer.to] = now
-    writeLatencies.append(milliseconds(now - sent))
-    if answer.isReset, let snapshot = answer.snapshot {
-        state = snapshot
-    } else if let stages = try? answer.applied(to: state), let last = stages.last {
-        state.sections = last.sections
-        state.version = answer.to
-    } else {
-        state = try await writer.list(settings.list)
-    }
-    next += interval
-    if next > now { try await Task.sleep(until: next) }
 }
 let elapsed = ContinuousClock.now - started
 let final = try await writer.list(settings.list)
@@ -154,25 +183,33 @@ while logs.contains(where: { $0.state?.version != final.version }) && Continuous
 }
 subscriptions.forEach { $0.dispose() }
 
-// Delay of each (write, follower): from the write's answer to the follower's first
-// update at or past that version. A follower may see a change before the writer
-// reads its answer; such delays count as 0.
+// Delay of each (write, follower): from the write's answer (and from its
+// request) to the follower's first update at or past that version. A follower may
+// see a change before the writer reads its answer; such delays count as 0.
+let answered = Dictionary(writes.all.map { ($0.version, $0) }) { first, _ in first }
 var delays: [Double] = []
+var delaysFromRequest: [Double] = []
 var missing = 0
 for log in logs {
     let entries = log.log
     var index = 0
-    for (version, at) in answered.sorted(by: { $0.key < $1.key }) {
+    for (version, write) in answered.sorted(by: { $0.key < $1.key }) {
         while index < entries.count && entries[index].version < version { index += 1 }
         guard index < entries.count else {
             missing += 1
             continue
         }
-        delays.append(max(0, milliseconds(entries[index].at - at)))
+        delays.append(max(0, milliseconds(entries[index].at - write.answered)))
+        delaysFromRequest.append(milliseconds(entries[index].at - write.sent))
     }
 }
+delaysFromRequest.sort()
+let writeLatencies = writes.all.map { milliseconds($0.answered - $0.sent) }.sorted()
 delays.sort()
-writeLatencies.sort()
+let behind = logs.compactMap(\.state?.version).filter { $0 != final.version }
+if !behind.isEmpty {
+    print("followers behind the final version \(final.version): \(behind.count), at versions \(behind.sorted().prefix(10))…")
+}
 let matching = logs.filter { $0.state?.sections == final.sections && $0.state?.version == final.version }.count
 let errors = logs.compactMap(\.error)
 print(
@@ -182,10 +219,13 @@ print(
     write answer latency ms: p50 \(String(format: "%.2f", percentile(writeLatencies, 0.5))) \
     p99 \(String(format: "%.2f", percentile(writeLatencies, 0.99)))
     followers at the final snapshot: \(matching)/\(settings.followers)
-    resets seen: \(logs.map(\.resetCount).reduce(0, +)); follower errors: \(errors.count)\(errors.first.map { " (\($0))" } ?? "")
+    resets seen: \(logs.map(\.resetCount).reduce(0, +)); follower errors: \(errors.count)\(errors.first.map { " (\($0))" } ?? ""); \
+    write errors: \(writes.errors.count)\(writes.errors.first.map { " (\($0))" } ?? "")
     delay from write answer to follower update, ms (\(delays.count) samples, \(missing) missing): \
     p50 \(String(format: "%.2f", percentile(delays, 0.5))) p90 \(String(format: "%.2f", percentile(delays, 0.9))) \
     p99 \(String(format: "%.2f", percentile(delays, 0.99))) max \(String(format: "%.2f", delays.last ?? .nan))
+    delay from write request to follower update, ms: p50 \(String(format: "%.2f", percentile(delaysFromRequest, 0.5))) \
+    p90 \(String(format: "%.2f", percentile(delaysFromRequest, 0.9))) p99 \(String(format: "%.2f", percentile(delaysFromRequest, 0.99)))
     """)
 try await writer.deleteList(settings.list)
-exit(matching == settings.followers && missing == 0 ? 0 : 1)
+exit(matching == settings.followers && missing == 0 && writes.errors.isEmpty ? 0 : 1)

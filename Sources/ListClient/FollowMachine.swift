@@ -42,7 +42,8 @@ public struct FollowMachine: Sendable {
     /// A change answer arrived. Returns the update to emit, or `nil` when there is
     /// nothing new (a timeout, or an answer rejected so that the next action is a refetch).
     public mutating func receive(_ answer: ChangeAnswer) -> FollowUpdate? {
-        guard let current = state, answer.list == list else { return nil }
+        guard let current = state else { return nil }
+        guard answer.list == list else { return reject(.invalid("an answer for list \(answer.list) while following \(list)")) }
         if let snapshot = answer.snapshot {
             state = snapshot
             hasEmitted = true

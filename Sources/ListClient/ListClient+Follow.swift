@@ -59,9 +59,15 @@ extension ListClient {
                         of: list, since: since, epoch: epoch, timeout: options.pollTimeout, slack: options.responseSlack)
                     update = machine.receive(answer)
                 }
-                backoff.reset()
                 if Task.isCancelled { return }
                 if let update { observer.onNext(update) }
+                if machine.nextAction == .fetchSnapshot {
+                    // An answer was rejected: wait before refetching, so a server that
+                    // keeps sending answers that do not apply is not hammered.
+                    try? await Task.sleep(for: backoff.next())
+                } else {
+                    backoff.reset()
+                }
             } catch {
                 switch Self.recovery(error, holding: machine.state != nil) {
                 case .stop: return

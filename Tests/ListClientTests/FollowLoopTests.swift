@@ -86,6 +86,29 @@ import Testing
         #expect(recorder.elements.map { $0.state?.version } == [1, 2])
     }
 
+    @Test func anAnswerThatDoesNotApplyIsRefetchedAsAReset() async throws {
+        let bad = #"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemMoved":[{"from":[0,9],"to":[0,0]}]}]}"#
+        let snapshotV2 = FollowMachineTests.snapshotV1.replacingOccurrences(of: #""version":1"#, with: #""version":2"#)
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1: return FakeTransport.json(bad)
+            case 2: return FakeTransport.json(snapshotV2)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await TestServer.eventually(5) { recorder.elements.count == 2 && transport.requests.count == 4 })
+        let snapshot = try FollowMachineTests.state(snapshotV2)
+        #expect(recorder.elements.last == .reset(snapshot))
+        #expect(transport.requests[2].url.path == "/lists/g")
+        #expect(Self.query(transport.requests[3], "since") == "2")
+        #expect(recorder.error == nil)
+    }
+
     @Test func aListDeletedWhileFollowedEmitsDeletedAndCompletes() async throws {
         let transport = FakeTransport { _, index in
             if index == 0 { return FakeTransport.json(FollowMachineTests.snapshotV1) }
