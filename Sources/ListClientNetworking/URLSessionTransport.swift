@@ -71,7 +71,8 @@ private final class TaskBox: Sendable {
         case cancelled
     }
 
-    // URLSessionDataTask is thread-safe but not marked Sendable in corelibs Foundation.
+    // @unchecked: URLSessionDataTask is not marked Sendable in corelibs Foundation; the
+    // task is only reached through `state`, whose Mutex protects it (and cancel() is thread-safe).
     private struct Locked: @unchecked Sendable { var state: State }
     private let state = Mutex(Locked(state: .waiting))
 

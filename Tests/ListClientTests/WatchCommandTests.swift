@@ -64,3 +64,22 @@ import Testing
         #expect(process.terminationStatus != 0)
     }
 }
+
+/// The runtime image has no libcurl: `listd` (which holds `listd watch`) must not link FoundationNetworking.
+@Suite struct LinkageTests {
+    @Test func listdDoesNotLinkFoundationNetworking() throws {
+        let ldd = URL(fileURLWithPath: "/usr/bin/ldd")
+        try #require(FileManager.default.isExecutableFile(atPath: ldd.path), "ldd is needed to read the linkage")
+        let process = Process()
+        process.executableURL = ldd
+        process.arguments = [try TestServer.binary().path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output.contains("libFoundation"), "ldd listed the libraries")
+        #expect(!output.contains("FoundationNetworking"))
+        #expect(!output.contains("libcurl"))
+    }
+}
