@@ -7,7 +7,8 @@ let package = Package(
     name: "listd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "listd", targets: ["listd"])
+        .executable(name: "listd", targets: ["listd"]),
+        .library(name: "ListClient", targets: ["ListClient", "ListClientNetworking"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -57,10 +58,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // MARK: The client (no FoundationNetworking in ListClient: listd links it)
+        .target(name: "ListClient", dependencies: ["ReactiveCore", "SectionDiff", "JSON"]),
+        .target(name: "ListClientNetworking", dependencies: ["ListClient"]),
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListAPI", "Server", "ListStore", "Storage",
+                "ListAPI", "Server", "ListStore", "Storage", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -87,6 +91,20 @@ let package = Package(
             exclude: ["README.md"]
         ),
 
+        .executableTarget(
+            name: "FollowBenchmarks",
+            dependencies: ["ListClient", "ListClientNetworking", "SectionDiff", "JSON", "ReactiveCore"],
+            path: "Benchmarks/FollowBenchmarks",
+            exclude: ["README.md"]
+        ),
+
+        // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)
+        .executableTarget(
+            name: "FollowList",
+            dependencies: ["ListClient", "ListClientNetworking", "SectionDiff", "ReactiveCore"],
+            path: "Examples/FollowList"
+        ),
+
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
@@ -101,6 +119,10 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
         .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
+        .testTarget(
+            name: "ListClientTests",
+            dependencies: ["ListClient", "ListClientNetworking", "Server", "listd", "SectionDiff", "JSON", "ReactiveCore"]
+        ),
         .testTarget(name: "listdTests", dependencies: ["listd", "SectionDiff", "JSON"]),
     ]
 )

@@ -1,0 +1,152 @@
+/// The decisions of a follow, as a value with no I/O: what to ask the server
+/// next, and what an answer means for the followed state.
+///
+/// Why a value: the rules (never apply a stage twice, refetch on a stage that
+/// does not apply, keep the epoch) are tested without sockets, and the loop that
+/// does the I/O (``ListClient/follow(list:options:)``) stays small.
+public struct FollowMachine: Sendable {
+    /// What the follow must do next.
+    public enum Action: Sendable, Equatable {
+        /// `GET /lists/{list}`: there is no state, or it was found out of step.
+        case fetchSnapshot
+        /// Long-poll for changes after `since` in `epoch`.
+        case poll(since: Int64, epoch: String)
+    }
+
+    /// The list followed.
+    public let list: String
+    /// The state the follow holds, `nil` until the first snapshot and while a refetch is due.
+    public private(set) var state: ListState?
+    /// How many times an answer was rejected and the snapshot refetched.
+    public private(set) var refetchCount = 0
+    /// Why the last answer was rejected, for logs.
+    public private(set) var lastRejection: ListClientError?
+    private var hasEmitted = false
+
+    /// A machine for `list` with no state yet.
+    public init(list: String) { self.list = list }
+
+    /// What to do next.
+    public var nextAction: Action {
+        guard let state else { return .fetchSnapshot }
+        return .poll(since: state.version, epoch: state.epoch)
+    }
+
+    /// A snapshot arrived: it is the first one, or a refetch that replaces the data.
+    public mutating func receive(snapshot: ListState) -> FollowUpdate {
+        state = snapshot
+        defer { hasEmitted = true }
+        return hasEmitted ? .reset(snapshot) : .snapshot(snapshot)
+    }
+
+    /// A change answer arrived. Returns the update to emit, or `nil` when there is
+    /// nothing new (a timeout, or an answer rejected so that the next action is a refetch).
+    public mutating func receive(_ answer: ChangeAnswer) -> FollowUpdate? {
+        guard let current = state else { return nil }
+        guard answer.list == list else { return reject(.invalid("an answer for list \(answer.list) while following \(list)")) }
+        if let snapshot = answer.snapshot {
+            state = snapshot
+            hasEmitted = true
+            return .reset(snapshot)
+        }
+        // Stages only ever apply to the exact version and epoch they start from;
+        // anything else (an answer to an older request, another epoch) would apply
+        // stages twice or to the wrong data, so the state is refetched instead.
+        guard answer.epoch == current.epoch, answer.from == current.version else {
+            return reject(
+                .invalid("an answer for \(answer.epoch)@\(answer.from) while holding \(current.epoch)@\(current.version)"))
+        }
+        if answer.stages.isEmpty {
+            guard answer.to == current.version else {
+                return reject(.invalid("an answer from \(answer.from) to \(answer.to) without stages"))
+            }
+            return nil
+        }
+        do {
+            let stages = try answer.applied(to: current)
+            var next = current
+            next.version = answer.to
+            next.sections = stages.last?.sections ?? current.sections
+            state = next
+            return .changes(ListChange(from: answer.from, before: current.sections, stages: stages, state: next, answer: answer))
+        } catch {
+            return reject(error)
+        }
+    }
+
+    /// The list is gone (404 while following).
+    public mutating func receiveDeleted() -> FollowUpdate {
+        state = nil
+        return .deleted(list: list)
+    }
+
+    private mutating func reject(_ error: ListClientError) -> FollowUpdate? {
+        state = nil
+        refetchCount += 1
+        lastRejection = error
+        return nil
+    }
+}
+
+/// Exponential back-off with jitter, so that many clients that lost the server
+/// at the same moment do not all come back at the same moment.
+public struct Backoff: Sendable {
+    /// The first delay.
+    public var minimum: Duration
+    /// The largest delay.
+    public var maximum: Duration
+    private var attempt = 0
+
+    /// Creates a back-off from `minimum`, doubling up to `maximum`.
+    public init(minimum: Duration, maximum: Duration) {
+        precondition(minimum > .zero && maximum >= minimum, "back-off needs 0 < minimum ≤ maximum")
+        self.minimum = minimum
+        self.maximum = maximum
+    }
+
+    /// The next delay: a random point in the upper half of the current step
+    /// ("equal jitter"), the step doubling each time up to `maximum`.
+    public mutating func next() -> Duration {
+        let base = min(maximum, minimum * (1 << min(attempt, 30)))
+        attempt += 1
+        let seconds = base / .seconds(1)
+        return .milliseconds(Int64((Double.random(in: seconds / 2...seconds) * 1000).rounded()))
+    }
+
+    /// The delay for a 503 with `Retry-After`: the server's figure plus up to 50% jitter,
+    /// capped at ``maximumRetryAfter`` (a misconfigured server must not park a client for hours).
+    public mutating func next(retryAfter seconds: Double) -> Duration {
+        attempt += 1
+        let capped = min(max(seconds, 0), Self.maximumRetryAfter / .seconds(1))
+        return .milliseconds(Int64((Double.random(in: capped...(capped * 1.5 + 0.001)) * 1000).rounded()))
+    }
+
+    /// The longest `Retry-After` honoured.
+    public static let maximumRetryAfter = Duration.seconds(300)
+
+    /// Back to the first step, after a success.
+    public mutating func reset() { attempt = 0 }
+}
+
+/// How a follow polls and retries.
+public struct FollowOptions: Sendable {
+    /// The long-poll's `timeout` (seconds the server holds the request).
+    public var pollTimeout: Duration
+    /// Extra time the transport waits beyond `pollTimeout` before giving up on the answer.
+    public var responseSlack: Duration
+    /// The back-off's first and largest delay after an error.
+    public var minimumBackoff: Duration
+    /// The back-off's largest delay.
+    public var maximumBackoff: Duration
+
+    /// Creates options; the defaults suit an app (30 s polls, 0.1–15 s back-off).
+    public init(
+        pollTimeout: Duration = .seconds(30), responseSlack: Duration = .seconds(15),
+        minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(15)
+    ) {
+        self.pollTimeout = pollTimeout
+        self.responseSlack = responseSlack
+        self.minimumBackoff = minimumBackoff
+        self.maximumBackoff = maximumBackoff
+    }
+}

@@ -1,0 +1,227 @@
+import ReactiveCore
+
+extension ListClient {
+    /// Follows `list` live: first `.snapshot`, then `.changes` for every change
+    /// answer (each stage with the sections after it), or `.reset` when the data
+    /// must be replaced; `.deleted` and completion when the list is deleted.
+    ///
+    /// Each subscription runs its own long-poll loop. It keeps the version and
+    /// epoch it holds and asks only for what follows them, so after a network
+    /// error or a server restart it resumes where it left off and never applies a
+    /// stage twice. Every answer is checked by applying it with SectionDiff; one
+    /// that does not apply triggers a refetch of the snapshot (a `.reset`), never a
+    /// crash. Errors are retried with jittered exponential back-off, and a 503
+    /// waits for its `Retry-After`. Only errors that retrying cannot fix end the
+    /// sequence with an error: 400, 401, 403, and 404 before the first snapshot.
+    ///
+    /// Disposing the subscription cancels the in-flight long-poll (the transport
+    /// closes its connection, so the server releases the waiter at once).
+    ///
+    /// Events arrive on a background task, serialized; hop to the main thread
+    /// (`observe(on:)`) before touching UI.
+    public func follow(list: String, options: FollowOptions = FollowOptions()) -> Observable<FollowUpdate> {
+        Observable.create { observer in
+            let task = Task { await self.runFollow(list: list, options: options, observer: observer) }
+            return Disposables.create { task.cancel() }
+        }
+    }
+
+    /// Follows `list` and exposes only its latest state, for consumers that do not
+    /// animate. The property is `nil` until the first snapshot and after a delete.
+    ///
+    /// The follow runs while the returned ``StateFollow`` is alive or until `stop()`.
+    public func followState(list: String, options: FollowOptions = FollowOptions()) -> StateFollow {
+        StateFollow(follow(list: list, options: options))
+    }
+
+    /// Follows several lists with one long-poll (`POST /changes`): emits
+    /// `(list, update)` pairs with the same meaning as ``follow(list:options:)``.
+    /// A deleted list emits `.deleted` and is dropped; the sequence completes when
+    /// no list is left.
+    public func follow(lists: [String], options: FollowOptions = FollowOptions()) -> Observable<ListUpdate> {
+        Observable.create { observer in
+            let task = Task { await self.runFollow(lists: lists, options: options, observer: observer) }
+            return Disposables.create { task.cancel() }
+        }
+    }
+
+    private func runFollow(list: String, options: FollowOptions, observer: AnyObserver<FollowUpdate>) async {
+        var machine = FollowMachine(list: list)
+        var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
+        while !Task.isCancelled {
+            do throws(ListClientError) {
+                let update: FollowUpdate?
+                switch machine.nextAction {
+                case .fetchSnapshot:
+                    update = machine.receive(snapshot: try await self.list(list))
+                case .poll(let since, let epoch):
+                    let answer = try await changes(
+                        of: list, since: since, epoch: epoch, timeout: options.pollTimeout, slack: options.responseSlack)
+                    update = machine.receive(answer)
+                }
+                if Task.isCancelled { return }
+                if let update { observer.onNext(update) }
+                if machine.nextAction == .fetchSnapshot {
+                    // An answer was rejected: wait before refetching, so a server that
+                    // keeps sending answers that do not apply is not hammered.
+                    try? await Task.sleep(for: backoff.next())
+                } else {
+                    backoff.reset()
+                }
+            } catch {
+                switch Self.recovery(error, holding: machine.state != nil) {
+                case .stop: return
+                case .deleted:
+                    observer.onNext(machine.receiveDeleted())
+                    observer.onCompleted()
+                    return
+                case .fail:
+                    observer.onError(error)
+                    return
+                case .retry(let retryAfter):
+                    let delay = retryAfter.map { backoff.next(retryAfter: $0) } ?? backoff.next()
+                    try? await Task.sleep(for: delay)
+                }
+            }
+        }
+    }
+
+    private func runFollow(lists: [String], options: FollowOptions, observer: AnyObserver<ListUpdate>) async {
+        var machines = Dictionary(lists.map { ($0, FollowMachine(list: $0)) }) { first, _ in first }
+        var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
+        while !Task.isCancelled && !machines.isEmpty {
+            do throws(ListClientError) {
+                var updates: [ListUpdate] = []
+                var since: [String: Int64] = [:]
+                var epochs: [String: String] = [:]
+                for (list, machine) in machines.sorted(by: { $0.key < $1.key }) {
+                    switch machine.nextAction {
+                    case .fetchSnapshot:
+                        do throws(ListClientError) {
+                            let snapshot = try await self.list(list)
+                            updates.append(ListUpdate(list: list, update: machines[list, default: machine].receive(snapshot: snapshot)))
+                        } catch where error.status == 404 {
+                            updates.append(ListUpdate(list: list, update: .deleted(list: list)))
+                            machines[list] = nil
+                        }
+                    case .poll(let version, let epoch):
+                        since[list] = version
+                        epochs[list] = epoch
+                    }
+                }
+                // Snapshots first: a list that was refetched is polled on the next round.
+                if updates.isEmpty && !since.isEmpty {
+                    let answers: [String: ChangeAnswer?]
+                    do throws(ListClientError) {
+                        answers = try await changes(
+                            of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack)
+                    } catch where error.status == 404 {
+                        // POST /changes refuses the whole request when one list is gone;
+                        // ask each list once, without waiting, to find out which.
+                        answers = try await probe(since, epochs: epochs)
+                    }
+                    for (list, answer) in answers.sorted(by: { $0.key < $1.key }) {
+                        guard var machine = machines[list] else { continue }
+                        if let answer {
+                            if let update = machine.receive(answer) { updates.append(ListUpdate(list: list, update: update)) }
+                            machines[list] = machine
+                        } else {
+                            updates.append(ListUpdate(list: list, update: machine.receiveDeleted()))
+                            machines[list] = nil
+                        }
+                    }
+                }
+                backoff.reset()
+                if Task.isCancelled { return }
+                for update in updates { observer.onNext(update) }
+            } catch {
+                switch Self.recovery(error, holding: true) {
+                case .stop: return
+                case .fail, .deleted:
+                    observer.onError(error)
+                    return
+                case .retry(let retryAfter):
+                    let delay = retryAfter.map { backoff.next(retryAfter: $0) } ?? backoff.next()
+                    try? await Task.sleep(for: delay)
+                }
+            }
+        }
+        if !Task.isCancelled { observer.onCompleted() }
+    }
+
+    /// One `GET …/changes?timeout=0` per list: its answer, or `nil` when it is deleted.
+    private func probe(
+        _ since: [String: Int64], epochs: [String: String]
+    ) async throws(ListClientError) -> [String: ChangeAnswer?] {
+        var answers: [String: ChangeAnswer?] = [:]
+        for (list, version) in since {
+            do throws(ListClientError) {
+                answers[list] = try await changes(of: list, since: version, epoch: epochs[list], timeout: .zero)
+            } catch where error.status == 404 {
+                answers[list] = .some(nil)
+            }
+        }
+        return answers
+    }
+
+    private enum Recovery {
+        case stop
+        case deleted
+        case fail
+        case retry(retryAfter: Double?)
+    }
+
+    private static func recovery(_ error: ListClientError, holding: Bool) -> Recovery {
+        if error.kind == .cancelled || Task.isCancelled { return .stop }
+        if error.status == 404 { return holding ? .deleted : .fail }
+        if error.isTransient { return .retry(retryAfter: error.retryAfter) }
+        if error.kind == .invalidResponse { return .retry(retryAfter: nil) }
+        return .fail
+    }
+}
+
+/// One update of a multi-list follow.
+public struct ListUpdate: Sendable, Equatable {
+    /// The list the update is about.
+    public var list: String
+    /// What happened to it.
+    public var update: FollowUpdate
+
+    /// Creates an update.
+    public init(list: String, update: FollowUpdate) {
+        self.list = list
+        self.update = update
+    }
+}
+
+/// A running follow that keeps only the latest state, as a ``Property``.
+///
+/// Why a class: the follow must stop when its owner lets go of it, the way a
+/// ReactiveCocoa property bound to a producer does.
+public final class StateFollow: Sendable {
+    /// The latest state; `nil` before the first snapshot and after the list is deleted.
+    public let state: Property<ListState?>
+    /// Why the follow ended, if it ended with an error.
+    public let failure: Property<ListClientError?>
+    private let subscription: any Disposable
+
+    init(_ updates: Observable<FollowUpdate>) {
+        let state = MutableProperty<ListState?>(nil)
+        let failure = MutableProperty<ListClientError?>(nil)
+        subscription = updates.subscribe { event in
+            switch event {
+            case .next(let update): state.value = update.state
+            case .error(let error):
+                failure.value = error as? ListClientError ?? ListClientError(kind: .transport, detail: "\(error)")
+            case .completed: break
+            }
+        }
+        self.state = Property(state)
+        self.failure = Property(failure)
+    }
+
+    /// Stops following (cancels the in-flight long-poll).
+    public func stop() { subscription.dispose() }
+
+    deinit { subscription.dispose() }
+}

@@ -1,0 +1,359 @@
+import Foundation
+import JSON
+import Synchronization
+
+/// A client of one listd server: every REST route as an async method, and
+/// live follows of lists as observables (``follow(list:options:)``).
+///
+/// Why it takes a transport: the client logic runs in apps (with
+/// `URLSessionTransport` from ListClientNetworking) and in `listd watch`
+/// (with a socket transport and no libcurl) alike.
+///
+/// ```swift
+/// let client = ListClient(baseURL: URL(string: "http://127.0.0.1:8080")!, token: nil, transport: transport)
+/// let list = try await client.createList(id: "groceries", name: "Groceries")
+/// _ = try await client.patchList("groceries", [.insertSection(id: "fruit", model: ["title": "Fruit"])])
+/// ```
+public final class ListClient: Sendable {
+    /// The bearer token sent with every request, if any. Never logged or printed.
+    public let token: String?
+    /// How requests are sent.
+    public let transport: any HTTPTransport
+    private let base: Mutex<URL>
+
+    /// Creates a client for the server at `baseURL` (such as `http://127.0.0.1:8080`).
+    public init(baseURL: URL, token: String?, transport: any HTTPTransport) {
+        self.token = token
+        self.transport = transport
+        base = Mutex(baseURL)
+    }
+
+    /// The server's address. Setting it (after a server moved) takes effect from the
+    /// next request; running follows resume at the new address where they left off.
+    public var baseURL: URL {
+        get { base.withLock { $0 } }
+        set { base.withLock { $0 = newValue } }
+    }
+
+    // MARK: - Lists
+
+    /// `GET /lists`: one page of the lists, with the cursor of the next page.
+    public func lists(limit: Int? = nil, after: String? = nil) async throws(ListClientError) -> ListPage {
+        var query: [(String, String)] = []
+        if let limit { query.append(("limit", String(limit))) }
+        if let after { query.append(("after", after)) }
+        let body = try await json("GET", ["lists"], query: query)
+        guard let lists = body["lists"]?.arrayValue else { throw .invalid("GET /lists: no lists array") }
+        var summaries: [ListSummary] = []
+        for entry in lists {
+            guard let id = entry["id"]?.stringValue, let epoch = entry["epoch"]?.stringValue,
+                let version = entry["version"]?.int64Value
+            else { throw .invalid("GET /lists: an entry needs id, epoch and version") }
+            summaries.append(
+                ListSummary(
+                    id: id, name: entry["name"]?.stringValue ?? "", epoch: epoch, version: version,
+                    sectionCount: entry["sectionCount"]?.intValue ?? 0, itemCount: entry["itemCount"]?.intValue ?? 0))
+        }
+        return ListPage(lists: summaries, next: body["next"]?.stringValue)
+    }
+
+    /// `POST /lists`: creates a list (the server makes an id when `id` is `nil`).
+    public func createList(
+        id: String? = nil, name: String = "", sections: ListSections = []
+    ) async throws(ListClientError) -> ListState {
+        var members: [(String, JSONValue)] = [("name", .string(name))]
+        if let id { members.append(("id", .string(id))) }
+        members.append(("sections", .array(sections.map(WireStage.json))))
+        return try ListState(json: try await json("POST", ["lists"], body: .object(JSONObject(members))))
+    }
+
+    /// `GET /lists/{list}`: the whole snapshot.
+    public func list(_ id: String) async throws(ListClientError) -> ListState {
+        try ListState(json: try await json("GET", ["lists", id]))
+    }
+
+    /// `GET /lists/{list}` with `If-None-Match`: `nil` when the list is still at `etag` (304).
+    public func list(_ id: String, ifNoneMatch etag: String) async throws(ListClientError) -> ListState? {
+        let response = try await send("GET", ["lists", id], headers: [("If-None-Match", etag)])
+        if response.status == 304 { return nil }
+        return try ListState(json: try Self.decode(response))
+    }
+
+    /// `PUT /lists/{list}`: replaces the whole list; the answer is the change it made.
+    /// `ifMatch` is the version the write expects (412 otherwise).
+    public func replaceList(
+        _ id: String, name: String? = nil, sections: ListSections, ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> ChangeAnswer {
+        var members: [(String, JSONValue)] = [("sections", .array(sections.map(WireStage.json)))]
+        if let name { members.append(("name", .string(name))) }
+        let body = try await json("PUT", ["lists", id], body: .object(JSONObject(members)), ifMatch: ifMatch)
+        // A PUT to a missing list creates it and answers with the snapshot.
+        if body["sections"] != nil, let state = try? ListState(json: body) {
+            return try ChangeAnswer(
+                json: .object([
+                    "list": .string(state.id), "epoch": .string(state.epoch), "from": 0,
+                    "to": .number(JSONNumber(state.version)), "reset": true, "stages": [], "snapshot": body,
+                ]))
+        }
+        return try ChangeAnswer(json: body)
+    }
+
+    /// `PATCH /lists/{list}`: applies `operations` in one transaction; the answer is the change they made.
+    public func patchList(
+        _ id: String, _ operations: [ListOperation], ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> ChangeAnswer {
+        let body: JSONValue = .object(["ops": .array(operations.map(\.json))])
+        return try ChangeAnswer(json: try await json("PATCH", ["lists", id], body: body, ifMatch: ifMatch))
+    }
+
+    /// `DELETE /lists/{list}`.
+    public func deleteList(_ id: String, ifMatch: Int64? = nil) async throws(ListClientError) {
+        _ = try await json("DELETE", ["lists", id], ifMatch: ifMatch)
+    }
+
+    // MARK: - Sections
+
+    /// `GET /lists/{list}/sections`.
+    public func sections(of list: String) async throws(ListClientError) -> JSONValue {
+        try await json("GET", ["lists", list, "sections"])
+    }
+
+    /// `POST /lists/{list}/sections` with `body` (`{"id"?, "model", "items"?, "at"?}`).
+    public func createSection(in list: String, _ body: JSONValue, ifMatch: Int64? = nil) async throws(ListClientError)
+        -> JSONValue
+    {
+        try await json("POST", ["lists", list, "sections"], body: body, ifMatch: ifMatch)
+    }
+
+    /// `GET /lists/{list}/sections/{section}`.
+    public func section(_ section: String, of list: String) async throws(ListClientError) -> JSONValue {
+        try await json("GET", ["lists", list, "sections", section])
+    }
+
+    /// `PUT /lists/{list}/sections/{section}` with `body`.
+    public func replaceSection(
+        _ section: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> JSONValue {
+        try await json("PUT", ["lists", list, "sections", section], body: body, ifMatch: ifMatch)
+    }
+
+    /// `PATCH /lists/{list}/sections/{section}` with `body`.
+    public func patchSection(
+        _ section: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> JSONValue {
+        try await json("PATCH", ["lists", list, "sections", section], body: body, ifMatch: ifMatch)
+    }
+
+    /// `DELETE /lists/{list}/sections/{section}` (with its items).
+    public func deleteSection(_ section: String, of list: String, ifMatch: Int64? = nil) async throws(ListClientError) {
+        _ = try await json("DELETE", ["lists", list, "sections", section], ifMatch: ifMatch)
+    }
+
+    // MARK: - Items
+
+    /// `GET /lists/{list}/sections/{section}/items`.
+    public func items(inSection section: String, of list: String) async throws(ListClientError) -> JSONValue {
+        try await json("GET", ["lists", list, "sections", section, "items"])
+    }
+
+    /// `POST /lists/{list}/sections/{section}/items` with `body` (`{"id"?, "model", "at"?}`).
+    public func createItem(
+        inSection section: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> JSONValue {
+        try await json("POST", ["lists", list, "sections", section, "items"], body: body, ifMatch: ifMatch)
+    }
+
+    /// `GET /lists/{list}/items?section=&where=&q=&limit=&after=`: a query over the list's items.
+    public func queryItems(
+        of list: String, section: String? = nil, where conditions: [String] = [], search: String? = nil,
+        limit: Int? = nil, after: String? = nil
+    ) async throws(ListClientError) -> JSONValue {
+        var query: [(String, String)] = []
+        if let section { query.append(("section", section)) }
+        for condition in conditions { query.append(("where", condition)) }
+        if let search { query.append(("q", search)) }
+        if let limit { query.append(("limit", String(limit))) }
+        if let after { query.append(("after", after)) }
+        return try await json("GET", ["lists", list, "items"], query: query)
+    }
+
+    /// `GET /lists/{list}/items/{item}`.
+    public func item(_ item: String, of list: String) async throws(ListClientError) -> JSONValue {
+        try await json("GET", ["lists", list, "items", item])
+    }
+
+    /// `PUT /lists/{list}/items/{item}` with `body`.
+    public func replaceItem(
+        _ item: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> JSONValue {
+        try await json("PUT", ["lists", list, "items", item], body: body, ifMatch: ifMatch)
+    }
+
+    /// `PATCH /lists/{list}/items/{item}` with `body`.
+    public func patchItem(
+        _ item: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
+    ) async throws(ListClientError) -> JSONValue {
+        try await json("PATCH", ["lists", list, "items", item], body: body, ifMatch: ifMatch)
+    }
+
+    /// `DELETE /lists/{list}/items/{item}`.
+    public func deleteItem(_ item: String, of list: String, ifMatch: Int64? = nil) async throws(ListClientError) {
+        _ = try await json("DELETE", ["lists", list, "items", item], ifMatch: ifMatch)
+    }
+
+    // MARK: - Changes
+
+    /// `GET /lists/{list}/changes?since=&epoch=&timeout=`: one long-poll.
+    public func changes(
+        of list: String, since: Int64, epoch: String? = nil, timeout: Duration = .seconds(30),
+        slack: Duration = .seconds(15)
+    ) async throws(ListClientError) -> ChangeAnswer {
+        var query = [("since", String(since)), ("timeout", Self.seconds(timeout))]
+        if let epoch { query.append(("epoch", epoch)) }
+        return try ChangeAnswer(
+            json: try await json("GET", ["lists", list, "changes"], query: query, timeout: timeout + slack))
+    }
+
+    /// `POST /changes`: waits until any of `lists` (id → version held) moves on;
+    /// answers for each list that did (`nil` for a list that was deleted).
+    public func changes(
+        of lists: [String: Int64], epochs: [String: String] = [:], timeout: Duration = .seconds(30),
+        slack: Duration = .seconds(15)
+    ) async throws(ListClientError) -> [String: ChangeAnswer?] {
+        let body: JSONValue = .object([
+            "lists": .object(JSONObject(lists.map { ($0.key, .number(JSONNumber($0.value))) })),
+            "epochs": .object(JSONObject(epochs.map { ($0.key, .string($0.value)) })),
+        ])
+        let answer = try await json(
+            "POST", ["changes"], query: [("timeout", Self.seconds(timeout))], body: body, timeout: timeout + slack)
+        guard let object = answer["lists"]?.objectValue else { throw .invalid("POST /changes: no lists object") }
+        var result: [String: ChangeAnswer?] = [:]
+        for (list, value) in object {
+            result[list] = value["deleted"]?.boolValue == true ? .some(nil) : try ChangeAnswer(json: value)
+        }
+        return result
+    }
+
+    // MARK: - Operations
+
+    /// `GET /healthz`: whether the server answers 200.
+    public func isHealthy() async throws(ListClientError) -> Bool {
+        try await send("GET", ["healthz"]).status == 200
+    }
+
+    /// `GET /metrics`: the Prometheus text.
+    public func metrics() async throws(ListClientError) -> String {
+        let response = try await send("GET", ["metrics"])
+        guard response.status < 400 else { throw .problem(response) }
+        return String(decoding: response.body, as: UTF8.self)
+    }
+
+    // MARK: - Plumbing
+
+    /// Sends one request to `path` (segments, percent-encoded here) and decodes
+    /// the JSON answer; an error status becomes a `.problem` error. 204 gives `null`.
+    public func json(
+        _ method: String, _ path: [String], query: [(String, String)] = [], body: JSONValue? = nil,
+        ifMatch: Int64? = nil, timeout: Duration = .seconds(30)
+    ) async throws(ListClientError) -> JSONValue {
+        var headers: [(String, String)] = []
+        if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
+        let response = try await send(method, path, query: query, headers: headers, body: body, timeout: timeout)
+        return try Self.decode(response)
+    }
+
+    static func decode(_ response: ClientResponse) throws(ListClientError) -> JSONValue {
+        guard response.status < 400 else { throw .problem(response) }
+        if response.status == 204 || response.body.isEmpty { return .null }
+        do {
+            return try JSONValue(parsing: response.body)
+        } catch {
+            throw .invalid("HTTP \(response.status) with a body that is not JSON: \(error)")
+        }
+    }
+
+    /// Sends one request and returns the response whatever its status.
+    public func send(
+        _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
+        body: JSONValue? = nil, timeout: Duration = .seconds(30)
+    ) async throws(ListClientError) -> ClientResponse {
+        let request = try makeRequest(method, path, query: query, headers: headers, body: body, timeout: timeout)
+        do {
+            return try await transport.send(request)
+        } catch let error as ListClientError {
+            throw error
+        } catch is CancellationError {
+            throw ListClientError(kind: .cancelled, detail: "\(method) \(request.url.path) was cancelled")
+        } catch {
+            if Task.isCancelled {
+                throw ListClientError(kind: .cancelled, detail: "\(method) \(request.url.path) was cancelled")
+            }
+            throw ListClientError(kind: .transport, detail: "\(method) \(request.url.absoluteString): \(error)")
+        }
+    }
+
+    func makeRequest(
+        _ method: String, _ path: [String], query: [(String, String)], headers: [(String, String)], body: JSONValue?,
+        timeout: Duration
+    ) throws(ListClientError) -> ClientRequest {
+        let root = baseURL
+        guard var components = URLComponents(url: root, resolvingAgainstBaseURL: false) else {
+            throw ListClientError(kind: .invalidRequest, detail: "bad base URL \(root)")
+        }
+        var unreserved = CharacterSet.alphanumerics
+        unreserved.insert(charactersIn: "-._~")
+        var prefix = components.percentEncodedPath
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        var encoded: [String] = []
+        for segment in path {
+            guard !segment.isEmpty, let escaped = segment.addingPercentEncoding(withAllowedCharacters: unreserved) else {
+                throw ListClientError(kind: .invalidRequest, detail: "an empty or unencodable id in \(path)")
+            }
+            encoded.append(escaped)
+        }
+        components.percentEncodedPath = prefix + "/" + encoded.joined(separator: "/")
+        if !query.isEmpty { components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
+        guard let url = components.url else {
+            throw ListClientError(kind: .invalidRequest, detail: "cannot build a URL for \(path)")
+        }
+        var fields: [(name: String, value: String)] = [("Accept", "application/json")]
+        if let token { fields.append(("Authorization", "Bearer \(token)")) }
+        for (name, value) in headers { fields.append((name, value)) }
+        var bytes: [UInt8]?
+        if let body {
+            fields.append(("Content-Type", "application/json"))
+            bytes = body.serialized()
+        }
+        return ClientRequest(method: method, url: url, headers: fields, body: bytes, timeout: timeout)
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let milliseconds = duration / .milliseconds(1)
+        return milliseconds.rounded() == milliseconds && Int64(milliseconds) % 1000 == 0
+            ? String(Int64(milliseconds) / 1000) : String(format: "%.3f", milliseconds / 1000)
+    }
+}
+
+/// One entry of `GET /lists`.
+public struct ListSummary: Sendable, Equatable {
+    /// The list's id.
+    public var id: String
+    /// The list's name.
+    public var name: String
+    /// The list's epoch.
+    public var epoch: String
+    /// The list's current version.
+    public var version: Int64
+    /// How many sections it holds.
+    public var sectionCount: Int
+    /// How many items it holds.
+    public var itemCount: Int
+}
+
+/// A page of `GET /lists`.
+public struct ListPage: Sendable, Equatable {
+    /// The lists on this page.
+    public var lists: [ListSummary]
+    /// The cursor for `after:` to get the next page, `nil` on the last page.
+    public var next: String?
+}

@@ -1,0 +1,179 @@
+import Foundation
+import JSON
+import ListClient
+import ReactiveCore
+import Testing
+
+/// The follow loop over a fake transport: requests, retries, cancellation.
+@Suite struct FollowLoopTests {
+    static let base = URL(string: "http://fake.invalid:1")!
+    static let fast = FollowOptions(
+        pollTimeout: .seconds(5), responseSlack: .seconds(1), minimumBackoff: .milliseconds(10),
+        maximumBackoff: .milliseconds(50))
+
+    static func query(_ request: ClientRequest, _ name: String) -> String? {
+        URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.queryItems?.first { $0.name == name }?.value
+    }
+
+    static func record<E: Sendable>(_ observable: Observable<E>, into recorder: Recorder<E>) -> any Disposable {
+        observable.subscribe { event in
+            switch event {
+            case .next(let element): recorder.on(element)
+            case .error(let error): recorder.fail(error)
+            case .completed: recorder.complete()
+            }
+        }
+    }
+
+    @Test func snapshotThenChangesWithSinceEpochAndToken() async throws {
+        let transport = FakeTransport { request, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1: return FakeTransport.json(FollowMachineTests.stagesV1toV2)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: "s3cret", transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        #expect(await TestServer.eventually(5) { recorder.elements.count == 2 && transport.requests.count == 3 })
+        subscription.dispose()
+        let requests = transport.requests
+        #expect(requests[0].method == "GET" && requests[0].url.path == "/lists/g")
+        #expect(requests[0].header("Authorization") == "Bearer s3cret")
+        #expect(requests[1].url.path == "/lists/g/changes")
+        #expect(Self.query(requests[1], "since") == "1" && Self.query(requests[1], "epoch") == "e1")
+        #expect(Self.query(requests[1], "timeout") == "5")
+        #expect(requests[1].timeout == .seconds(6))
+        #expect(Self.query(requests[2], "since") == "2")
+        guard case .changes(let change) = recorder.elements[1] else { Issue.record("no changes"); return }
+        #expect(change.state.version == 2 && change.stages.count == 2)
+        #expect(await TestServer.eventually(5) { transport.cancelledCount == 1 })
+    }
+
+    @Test func honoursRetryAfterOn503() async throws {
+        let transport = FakeTransport { _, index in
+            if index == 0 { return FakeTransport.json(#"{"type":"https://listd.dev/problems/overloaded","status":503,"detail":"busy"}"#, status: 503, headers: ["Retry-After": "1"]) }
+            if index == 1 { return FakeTransport.json(FollowMachineTests.snapshotV1) }
+            return try await FakeTransport.park()
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let started = ContinuousClock.now
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await TestServer.eventually(5) { recorder.elements.count == 1 })
+        #expect(ContinuousClock.now - started >= .seconds(1))
+        #expect(recorder.error == nil)
+    }
+
+    @Test func resumesFromTheSameVersionAfterATransportError() async throws {
+        struct Refused: Error {}
+        let transport = FakeTransport { request, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1, 2: throw Refused()
+            case 3: return FakeTransport.json(FollowMachineTests.stagesV1toV2)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await TestServer.eventually(5) { recorder.elements.count == 2 })
+        #expect(transport.requests[1...3].allSatisfy { Self.query($0, "since") == "1" })
+        #expect(recorder.elements.map { $0.state?.version } == [1, 2])
+    }
+
+    @Test func anAnswerThatDoesNotApplyIsRefetchedAsAReset() async throws {
+        let bad = #"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemMoved":[{"from":[0,9],"to":[0,0]}]}]}"#
+        let snapshotV2 = FollowMachineTests.snapshotV1.replacingOccurrences(of: #""version":1"#, with: #""version":2"#)
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1: return FakeTransport.json(bad)
+            case 2: return FakeTransport.json(snapshotV2)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await TestServer.eventually(5) { recorder.elements.count == 2 && transport.requests.count == 4 })
+        let snapshot = try FollowMachineTests.state(snapshotV2)
+        #expect(recorder.elements.last == .reset(snapshot))
+        #expect(transport.requests[2].url.path == "/lists/g")
+        #expect(Self.query(transport.requests[3], "since") == "2")
+        #expect(recorder.error == nil)
+    }
+
+    @Test func aListDeletedWhileFollowedEmitsDeletedAndCompletes() async throws {
+        let transport = FakeTransport { _, index in
+            if index == 0 { return FakeTransport.json(FollowMachineTests.snapshotV1) }
+            return FakeTransport.json(#"{"type":"https://listd.dev/problems/not-found","status":404,"detail":"no list g"}"#, status: 404)
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        _ = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        #expect(await TestServer.eventually(5) { recorder.isCompleted })
+        #expect(recorder.elements.last == .deleted(list: "g"))
+    }
+
+    @Test func anUnknownListFailsWithTheProblemType() async throws {
+        let transport = FakeTransport { _, _ in
+            FakeTransport.json(#"{"type":"https://listd.dev/problems/not-found","title":"Not found","status":404,"detail":"no list g"}"#, status: 404)
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        _ = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        #expect(await TestServer.eventually(5) { recorder.error != nil })
+        let error = try #require(recorder.error as? ListClientError)
+        #expect(error.kind == .problem && error.status == 404 && error.slug == "not-found" && error.detail == "no list g")
+    }
+
+    @Test func stateFollowKeepsTheLatestStateAndStopCancels() async throws {
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1: return FakeTransport.json(FollowMachineTests.stagesV1toV2)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let follow = client.followState(list: "g", options: Self.fast)
+        #expect(await TestServer.eventually(5) { follow.state.value?.version == 2 })
+        #expect(follow.state.value?.sections.first?.items.map(\.id) == ["kiwi", "pear", "leek"])
+        follow.stop()
+        #expect(await TestServer.eventually(5) { transport.cancelledCount == 1 })
+    }
+
+    @Test func followManyUsesPostChangesAndDropsDeletedLists() async throws {
+        let other = FollowMachineTests.snapshotV1.replacingOccurrences(of: #""id":"g""#, with: #""id":"h""#)
+        let transport = FakeTransport { request, index in
+            if request.method == "GET" {
+                return FakeTransport.json(request.url.path.hasSuffix("/g") ? FollowMachineTests.snapshotV1 : other)
+            }
+            if request.url.path == "/changes", index == 2 {
+                return FakeTransport.json(#"{"lists":{"g":\#(FollowMachineTests.stagesV1toV2),"h":{"list":"h","deleted":true}}}"#)
+            }
+            return try await FakeTransport.park()
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<ListUpdate>()
+        let subscription = Self.record(client.follow(lists: ["g", "h"], options: Self.fast), into: recorder)
+        #expect(await TestServer.eventually(5) { recorder.elements.count == 4 && transport.requests.count == 4 })
+        subscription.dispose()
+        let post = transport.requests[2]
+        #expect(post.method == "POST")
+        let body = try JSONValue(parsing: post.body ?? [])
+        #expect(body["lists"]?["g"]?.int64Value == 1 && body["lists"]?["h"]?.int64Value == 1)
+        #expect(body["epochs"]?["g"]?.stringValue == "e1")
+        #expect(recorder.elements[2].list == "g" && recorder.elements[2].update.state?.version == 2)
+        #expect(recorder.elements[3] == ListUpdate(list: "h", update: .deleted(list: "h")))
+        let last = transport.requests[3]
+        let lastBody = try JSONValue(parsing: last.body ?? [])
+        #expect(lastBody["lists"]?["h"] == nil && lastBody["lists"]?["g"]?.int64Value == 2)
+    }
+}

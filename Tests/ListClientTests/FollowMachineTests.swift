@@ -1,0 +1,129 @@
+import JSON
+import ListClient
+import SectionDiff
+import Testing
+
+/// The follow's rules as a value: no sockets, no tasks.
+@Suite struct FollowMachineTests {
+    static let snapshotV1 = """
+        {"id":"g","name":"G","epoch":"e1","version":1,"sections":[
+          {"id":"fruit","model":{"t":"F"},"items":[{"id":"apple","model":1},{"id":"pear","model":2}]},
+          {"id":"veg","model":{},"items":[{"id":"leek","model":3}]}]}
+        """
+
+    static func state(_ text: String) throws -> ListState { try ListState(json: JSONValue(parsing: text)) }
+    static func answer(_ text: String) throws -> ChangeAnswer { try ChangeAnswer(json: JSONValue(parsing: text)) }
+
+    /// v1 → v2: apple deleted and pear updated; then kiwi inserted and leek moved into fruit.
+    static let stagesV1toV2 = """
+        {"list":"g","epoch":"e1","from":1,"to":2,"stages":[
+          {"itemDeleted":[[0,0]],"itemUpdated":[{"at":[0,1],"model":20}]},
+          {"itemInserted":[{"at":[0,0],"item":{"id":"kiwi","model":9}}],"itemMoved":[{"from":[1,0],"to":[0,2]}]}]}
+        """
+
+    @Test func startsBySnapshotThenPollsFromItsVersionAndEpoch() throws {
+        var machine = FollowMachine(list: "g")
+        #expect(machine.nextAction == .fetchSnapshot)
+        let update = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        guard case .snapshot(let state) = update else { Issue.record("first update is \(update)"); return }
+        #expect(state.version == 1)
+        #expect(machine.nextAction == .poll(since: 1, epoch: "e1"))
+    }
+
+    @Test func appliesEachStageAndReportsTheStateAfterIt() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        let update = machine.receive(try Self.answer(Self.stagesV1toV2))
+        guard case .changes(let change) = update else { Issue.record("expected changes, got \(String(describing: update))"); return }
+        #expect(change.stages.count == 2)
+        #expect(change.stages[0].sections[0].items.map(\.id) == ["pear"])
+        #expect(change.stages[0].sections[0].items[0].model.text == "20")
+        #expect(change.stages[1].sections[0].items.map(\.id) == ["kiwi", "pear", "leek"])
+        #expect(change.stages[1].sections[1].items.isEmpty)
+        #expect(change.state.version == 2)
+        #expect(change.before.map { $0.items.count } == [2, 1])
+        #expect(machine.state == change.state)
+        #expect(machine.nextAction == .poll(since: 2, epoch: "e1"))
+    }
+
+    @Test func neverAppliesAnAnswerTwice() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        let answer = try Self.answer(Self.stagesV1toV2)
+        _ = machine.receive(answer)
+        let after = machine.state
+        // The same answer again (a retried request whose first answer did arrive)
+        // starts from 1 while the state is at 2: refetch, do not apply.
+        #expect(machine.receive(answer) == nil)
+        #expect(machine.nextAction == .fetchSnapshot)
+        #expect(machine.refetchCount == 1)
+        let reset = machine.receive(snapshot: after!)
+        #expect(reset == .reset(after!))
+    }
+
+    @Test func aStageThatDoesNotApplyTriggersARefetchNotACrash() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        let bad = try Self.answer(#"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemDeleted":[[0,7]]}]}"#)
+        #expect(machine.receive(bad) == nil)
+        #expect(machine.nextAction == .fetchSnapshot)
+        #expect(machine.lastRejection?.kind == .invalidResponse)
+        let updateOutOfRange = try Self.answer(
+            #"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemUpdated":[{"at":[5,0],"model":1}]}]}"#)
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        #expect(machine.receive(updateOutOfRange) == nil)
+        #expect(machine.refetchCount == 2)
+    }
+
+    @Test func aTimeoutChangesNothing() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        #expect(machine.receive(try Self.answer(#"{"list":"g","epoch":"e1","from":1,"to":1,"stages":[]}"#)) == nil)
+        #expect(machine.nextAction == .poll(since: 1, epoch: "e1"))
+        #expect(machine.refetchCount == 0)
+    }
+
+    @Test func aResetReplacesTheDataAndAnotherEpochRefetches() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        let reset = try Self.answer(
+            #"{"list":"g","epoch":"e2","from":1,"to":1,"reset":true,"stages":[],"snapshot":{"id":"g","name":"","epoch":"e2","version":1,"sections":[]}}"#
+        )
+        guard case .reset(let state) = machine.receive(reset) else { Issue.record("expected a reset"); return }
+        #expect(state.epoch == "e2" && state.sections.isEmpty)
+        #expect(machine.nextAction == .poll(since: 1, epoch: "e2"))
+        let otherEpoch = try Self.answer(#"{"list":"g","epoch":"e3","from":1,"to":2,"stages":[{"sectionDeleted":[0]}]}"#)
+        #expect(machine.receive(otherEpoch) == nil)
+        #expect(machine.nextAction == .fetchSnapshot)
+    }
+
+    @Test func deletionEndsTheState() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        #expect(machine.receiveDeleted() == .deleted(list: "g"))
+        #expect(machine.state == nil)
+    }
+
+    @Test func malformedAnswersAreRejectedWithTypedErrors() throws {
+        #expect(throws: ListClientError.self) { try Self.answer(#"{"list":"g"}"#) }
+        #expect(throws: ListClientError.self) { try Self.state(#"{"id":"g","sections":[]}"#) }
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        let unknownField = try Self.answer(#"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemExploded":[]}]}"#)
+        #expect(machine.receive(unknownField) == nil)
+        #expect(machine.lastRejection?.detail.contains("itemExploded") == true)
+    }
+
+    @Test(arguments: 0..<20) func backoffGrowsWithJitterWithinBounds(seedless attempt: Int) {
+        var backoff = Backoff(minimum: .milliseconds(100), maximum: .seconds(2))
+        var last = Duration.zero
+        for step in 0...attempt { last = backoff.next(); _ = step }
+        let cap = min(2.0, 0.1 * Double(1 << min(attempt, 30)))
+        let seconds = last / .seconds(1)
+        #expect(seconds >= cap / 2 - 0.001 && seconds <= cap + 0.001)
+        let retry = backoff.next(retryAfter: 1) / .seconds(1)
+        #expect(retry >= 1 && retry <= 1.501)
+        backoff.reset()
+        #expect(backoff.next() <= .milliseconds(100))
+    }
+}

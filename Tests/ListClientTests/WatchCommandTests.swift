@@ -1,0 +1,85 @@
+import Foundation
+import Glibc
+import JSON
+import ListClient
+import Testing
+
+/// `listd watch` as a user runs it: a child process against a real server.
+@Suite struct WatchCommandTests {
+    static func watch(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, OutputLog) {
+        let process = Process()
+        process.executableURL = try TestServer.binary()
+        process.arguments = ["watch"] + arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let log = OutputLog(pipe.fileHandleForReading)
+        try process.run()
+        return (process, log)
+    }
+
+    @Test func textLinesThenExitZeroOnInterrupt() async throws {
+        let token = "watch-token-987"
+        let server = try TestServer(environment: ["LISTD_WRITE_TOKEN": token])
+        defer { server.stop() }
+        let client = server.client(token: token)
+        _ = try await client.createList(id: "w", name: "W", sections: RandomWriter.initialSections)
+        let (process, log) = try Self.watch(["\(server.baseURL)/lists/w", "--poll-timeout", "5"], environment: ["LISTD_TOKEN": token])
+        #expect(log.waitFor(#"(snapshot w version \d+)"#, timeout: 10) != nil)
+        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters", token: token)) == 1 })
+        _ = try await client.patchList("w", [.updateItem(id: "a2", model: 7), .moveItem(id: "b1", section: "a", to: 0)])
+        #expect(log.waitFor(#"(update item \[0, \d\] a2 7)"#, timeout: 10) != nil)
+        #expect(log.text.contains("move item"))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!log.text.contains(token))
+    }
+
+    @Test func jsonPrintsTheRawAnswersAsNDJSON() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let client = server.client()
+        _ = try await client.createList(id: "j", name: "J", sections: RandomWriter.initialSections)
+        let (process, log) = try Self.watch(["\(server.baseURL)/lists/j", "--format", "json"])
+        defer {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+        }
+        #expect(log.waitFor(#"("version":1)"#, timeout: 10) != nil)
+        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        _ = try await client.patchList("j", [.updateItem(id: "a1", model: 5)])
+        #expect(log.waitFor(#"("to":2)"#, timeout: 10) != nil)
+        let lines = log.text.split(separator: "\n")
+        #expect(lines.count == 2)
+        for line in lines { #expect((try? JSONValue(parsing: String(line))) != nil) }
+    }
+
+    @Test func aBadURLIsRefused() throws {
+        let (process, _) = try Self.watch(["http://127.0.0.1:1/nolists"])
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+    }
+}
+
+/// The runtime image has no libcurl: `listd` (which holds `listd watch`) must not link FoundationNetworking.
+@Suite struct LinkageTests {
+    @Test func listdDoesNotLinkFoundationNetworking() throws {
+        let ldd = URL(fileURLWithPath: "/usr/bin/ldd")
+        try #require(FileManager.default.isExecutableFile(atPath: ldd.path), "ldd is needed to read the linkage")
+        let process = Process()
+        process.executableURL = ldd
+        process.arguments = [try TestServer.binary().path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(output.contains("libFoundation"), "ldd listed the libraries")
+        #expect(!output.contains("FoundationNetworking"))
+        #expect(!output.contains("libcurl"))
+    }
+}
