@@ -121,8 +121,13 @@ let package = Package(
         .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
         .testTarget(
             name: "ListClientTests",
-            dependencies: ["ListClient", "ListClientNetworking", "Server", "listd", "SectionDiff", "JSON", "ReactiveCore"]
+            dependencies: [
+                "ListClient", "ListClientNetworking", "Server", "listd", "ListdTestSupport", "SectionDiff", "JSON",
+                "ReactiveCore",
+            ]
         ),
-        .testTarget(name: "listdTests", dependencies: ["listd", "SectionDiff", "JSON"]),
+        .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "JSON"]),
+        // Starting a real listd for end-to-end tests, shared by the test targets that need it.
+        .target(name: "ListdTestSupport", path: "Tests/ListdTestSupport"),
     ]
 )

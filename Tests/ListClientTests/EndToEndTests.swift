@@ -3,6 +3,7 @@ import JSON
 import ListClient
 import ListClientNetworking
 import ReactiveCore
+import ListdTestSupport
 import Testing
 
 /// ListClient against a real listd on loopback.
@@ -22,7 +23,7 @@ import Testing
     static func lastVersion(_ recorder: Recorder<FollowUpdate>) -> Int64? { recorder.elements.last?.state?.version }
 
     @Test func followerAlwaysMatchesTheServerAtTheSameVersion() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let writer = server.client()
         var state = try await writer.createList(id: "g", name: "G", sections: RandomWriter.initialSections)
@@ -34,14 +35,14 @@ import Testing
         defer { subscription.dispose() }
         for _ in 0..<Self.rounds { try await random.write(writer, list: "g", state: &state) }
         let final = state.version
-        #expect(await TestServer.eventually(10) { Self.lastVersion(recorder) == final })
+        #expect(await eventually(10) { Self.lastVersion(recorder) == final })
         checkFollow(recorder.elements, against: random.snapshots)
         #expect(recorder.elements.contains { if case .changes = $0 { true } else { false } })
         #expect(recorder.error == nil)
     }
 
     @Test func resumesAcrossAServerRestartWithoutLossOrDuplication() async throws {
-        let first = try TestServer()
+        let first = try await TestServer()
         let writer = first.client()
         var state = try await writer.createList(id: "r", name: "R", sections: RandomWriter.initialSections)
         var random = RandomWriter(seed: Self.seed())
@@ -53,13 +54,13 @@ import Testing
         defer { subscription.dispose() }
         for _ in 0..<10 { try await random.write(writer, list: "r", state: &state) }
         let beforeStop = state.version
-        #expect(await TestServer.eventually(10) { Self.lastVersion(recorder) == beforeStop })
+        #expect(await eventually(10) { Self.lastVersion(recorder) == beforeStop })
         first.stop(removeFiles: false)
-        let second = try TestServer(port: first.port, reusing: first)
+        let second = try await TestServer(port: first.port, reusing: first)
         defer { second.stop() }
         for _ in 0..<10 { try await random.write(writer, list: "r", state: &state) }
         let final = state.version
-        #expect(await TestServer.eventually(10) { Self.lastVersion(recorder) == final })
+        #expect(await eventually(10) { Self.lastVersion(recorder) == final })
         checkFollow(recorder.elements, against: random.snapshots)
         // Resumed from the version it held: one snapshot only, never a refetch,
         // and polls after the restart asked for what followed the version held.
@@ -72,7 +73,7 @@ import Testing
     }
 
     @Test func aFollowerThatFellBehindTheHistoryGetsAReset() async throws {
-        let server = try TestServer(["--history-versions", "2"])
+        let server = try await TestServer(["--history-versions", "2"])
         defer { server.stop() }
         let writer = server.client()
         var state = try await writer.createList(id: "h", name: "H", sections: RandomWriter.initialSections)
@@ -82,16 +83,16 @@ import Testing
         let recorder = Recorder<FollowUpdate>()
         let subscription = FollowLoopTests.record(follower.follow(list: "h", options: Self.options), into: recorder)
         defer { subscription.dispose() }
-        #expect(await TestServer.eventually(10) { recorder.elements.count == 1 })
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        #expect(await eventually(10) { recorder.elements.count == 1 })
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
         // Send the follower's next polls nowhere while the list moves on past the history.
         follower.baseURL = URL(string: "http://127.0.0.1:1")!
         try await random.write(writer, list: "h", state: &state)
-        #expect(await TestServer.eventually(10) { Self.lastVersion(recorder) == state.version })
+        #expect(await eventually(10) { Self.lastVersion(recorder) == state.version })
         for _ in 0..<6 { try await random.write(writer, list: "h", state: &state) }
         follower.baseURL = server.baseURL
         let final = state
-        #expect(await TestServer.eventually(10) { Self.lastVersion(recorder) == final.version })
+        #expect(await eventually(10) { Self.lastVersion(recorder) == final.version })
         guard case .reset(let reset) = recorder.elements.last else {
             Issue.record("expected a reset, got \(recorder.elements.last.map { "\($0)" } ?? "nothing")")
             return
@@ -103,21 +104,21 @@ import Testing
     }
 
     @Test func disposingTheFollowReleasesTheServersWaiter() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let client = server.client()
         _ = try await client.createList(id: "d", name: "D")
         let recorder = Recorder<FollowUpdate>()
         let subscription = FollowLoopTests.record(
             client.follow(list: "d", options: FollowOptions(pollTimeout: .seconds(120))), into: recorder)
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
         subscription.dispose()
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 0 })
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 0 })
         #expect(recorder.elements.count == 1)
     }
 
     @Test func followManyListsThroughPostChanges() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let client = server.client()
         _ = try await client.createList(id: "m1", name: "1", sections: RandomWriter.initialSections)
@@ -125,10 +126,10 @@ import Testing
         let recorder = Recorder<ListUpdate>()
         let subscription = FollowLoopTests.record(client.follow(lists: ["m1", "m2"], options: Self.options), into: recorder)
         defer { subscription.dispose() }
-        #expect(await TestServer.eventually(10) { recorder.elements.count == 2 })
+        #expect(await eventually(10) { recorder.elements.count == 2 })
         _ = try await client.patchList("m2", [.updateItem(id: "a1", model: 42)])
         try await client.deleteList("m1")
-        #expect(await TestServer.eventually(10) { recorder.elements.count >= 4 })
+        #expect(await eventually(10) { recorder.elements.count >= 4 })
         let m2 = try await client.list("m2")
         #expect(recorder.elements.contains { $0.list == "m2" && $0.update.state == m2 })
         #expect(recorder.elements.contains { $0 == ListUpdate(list: "m1", update: .deleted(list: "m1")) })

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ListClient
 import Server
+import ListdTestSupport
 import Testing
 
 /// Server's blocking-socket HTTP client against the real listd.
@@ -16,7 +17,7 @@ import Testing
     }
 
     @Test func getPostAndProblemAnswers() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let health = try HTTPClientCall().perform(Self.request(server, "GET", "/healthz"))
         #expect(health.status == 200)
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func aLongPollTimesOutAtItsDeadline() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         _ = try HTTPClientCall().perform(Self.request(server, "POST", "/lists", body: #"{"id":"t"}"#))
         let started = ContinuousClock.now
@@ -53,7 +54,7 @@ import Testing
     }
 
     @Test func cancellingAParkedLongPollReleasesTheServersWaiter() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         _ = try HTTPClientCall().perform(Self.request(server, "POST", "/lists", body: #"{"id":"p"}"#))
         let call = HTTPClientCall()
@@ -66,9 +67,9 @@ import Testing
                 return (error as? SystemError)?.errno
             }
         }
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
         call.cancel()
         #expect(await outcome.value == ECANCELED)
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 0 })
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 0 })
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import JSON
 import ListClient
+import ListdTestSupport
 import Testing
 
 /// Every REST route through ListClient against a real listd.
 @Suite struct RESTTests {
     @Test func listsRoundTrip() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let client = server.client()
         let created = try await client.createList(id: "g", name: "Groceries", sections: RandomWriter.initialSections)
@@ -47,7 +48,7 @@ import Testing
     }
 
     @Test func sectionAndItemRoutes() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let client = server.client()
         _ = try await client.createList(id: "s", name: "S", sections: RandomWriter.initialSections)
@@ -72,7 +73,7 @@ import Testing
     }
 
     @Test func tokensAreSentAndRefusalsAreTyped() async throws {
-        let server = try TestServer(environment: ["LISTD_WRITE_TOKEN": "w-token-123"])
+        let server = try await TestServer(environment: ["LISTD_WRITE_TOKEN": "w-token-123"])
         defer { server.stop() }
         let anonymous = server.client()
         let refused = await #expect(throws: ListClientError.self) { try await anonymous.lists() }

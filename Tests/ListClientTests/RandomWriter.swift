@@ -1,5 +1,6 @@
 import JSON
 import ListClient
+import ListdTestSupport
 import SectionDiff
 import Testing
 

@@ -2,13 +2,14 @@ import Foundation
 import Glibc
 import JSON
 import ListClient
+import ListdTestSupport
 import Testing
 
 /// `listd watch` as a user runs it: a child process against a real server.
 @Suite struct WatchCommandTests {
     static func watch(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, OutputLog) {
         let process = Process()
-        process.executableURL = try TestServer.binary()
+        process.executableURL = try ListdBinary.url
         process.arguments = ["watch"] + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
         env.merge(environment) { $1 }
@@ -23,15 +24,15 @@ import Testing
 
     @Test func textLinesThenExitZeroOnInterrupt() async throws {
         let token = "watch-token-987"
-        let server = try TestServer(environment: ["LISTD_WRITE_TOKEN": token])
+        let server = try await TestServer(environment: ["LISTD_WRITE_TOKEN": token])
         defer { server.stop() }
         let client = server.client(token: token)
         _ = try await client.createList(id: "w", name: "W", sections: RandomWriter.initialSections)
         let (process, log) = try Self.watch(["\(server.baseURL)/lists/w", "--poll-timeout", "5"], environment: ["LISTD_TOKEN": token])
-        #expect(log.waitFor(#"(snapshot w version \d+)"#, timeout: 10) != nil)
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters", token: token)) == 1 })
+        #expect(await log.firstCapture(of: #"(snapshot w version \d+)"#, timeout: .seconds(10)) != nil)
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters", token: token)) == 1 })
         _ = try await client.patchList("w", [.updateItem(id: "a2", model: 7), .moveItem(id: "b1", section: "a", to: 0)])
-        #expect(log.waitFor(#"(update item \[0, \d\] a2 7)"#, timeout: 10) != nil)
+        #expect(await log.firstCapture(of: #"(update item \[0, \d\] a2 7)"#, timeout: .seconds(10)) != nil)
         #expect(log.text.contains("move item"))
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func jsonPrintsTheRawAnswersAsNDJSON() async throws {
-        let server = try TestServer()
+        let server = try await TestServer()
         defer { server.stop() }
         let client = server.client()
         _ = try await client.createList(id: "j", name: "J", sections: RandomWriter.initialSections)
@@ -49,10 +50,10 @@ import Testing
             kill(process.processIdentifier, SIGINT)
             process.waitUntilExit()
         }
-        #expect(log.waitFor(#"("version":1)"#, timeout: 10) != nil)
-        #expect(await TestServer.eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        #expect(await log.firstCapture(of: #"("version":1)"#, timeout: .seconds(10)) != nil)
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
         _ = try await client.patchList("j", [.updateItem(id: "a1", model: 5)])
-        #expect(log.waitFor(#"("to":2)"#, timeout: 10) != nil)
+        #expect(await log.firstCapture(of: #"("to":2)"#, timeout: .seconds(10)) != nil)
         let lines = log.text.split(separator: "\n")
         #expect(lines.count == 2)
         for line in lines { #expect((try? JSONValue(parsing: String(line))) != nil) }
@@ -72,7 +73,7 @@ import Testing
         try #require(FileManager.default.isExecutableFile(atPath: ldd.path), "ldd is needed to read the linkage")
         let process = Process()
         process.executableURL = ldd
-        process.arguments = [try TestServer.binary().path]
+        process.arguments = [try ListdBinary.url.path]
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListdTestSupport
 import SectionDiff
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
     }
 
     @Test func aWriteWakesAParkedLongPoll() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
         let started = Date()
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func aLongPollThatTimesOutAnswersNoChange() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
         let started = Date()
@@ -42,7 +43,7 @@ import Testing
     }
 
     @Test func answersAreNetChanges() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
         for round in 0..<50 {
@@ -60,7 +61,7 @@ import Testing
     }
 
     @Test func resetsInsteadOfCliffs() async throws {
-        let server = try ListdServer(["--history-versions", "3"])
+        let server = try await ListdServer(["--history-versions", "3"])
         defer { server.stop() }
         try await makeList(server)
         for round in 0..<6 {
@@ -80,7 +81,7 @@ import Testing
     }
 
     @Test func manyListsAtOnce() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server, "a")
         try await makeList(server, "b")
@@ -99,7 +100,7 @@ import Testing
     }
 
     @Test func deletingAListAnswersItsParkedPollsWith404() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
         async let poll = server.get("/lists/l/changes?since=1&timeout=20")
@@ -111,7 +112,7 @@ import Testing
     }
 
     @Test func shutdownAnswersParkedPollsThenExits() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
         async let first = server.get("/lists/l/changes?since=1&timeout=60")
@@ -132,8 +133,8 @@ import Testing
     /// a random earlier version", replayed with SectionDiff's apply.
     @Test func randomWritesReplayExactly() async throws {
         let rounds = ProcessInfo.processInfo.environment["LISTD_LONG_TESTS"] == nil ? 200 : 3000
-        var random = SplitMix(seed: UInt64(ProcessInfo.processInfo.environment["LISTD_SEED"] ?? "") ?? 0xC0FFEE)
-        let server = try ListdServer()
+        var random = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["LISTD_SEED"] ?? "") ?? 0xC0FFEE)
+        let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
         var history: [Int: ChangeReplay.Sections] = [:]
@@ -181,22 +182,9 @@ enum ServerReplyBody {
     case ops([[String: Any]])
 }
 
-/// SplitMix64, seeded, so a failing round replays.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random edits of a list, as ops or as a whole new snapshot.
 enum RandomEdits {
-    static func operations(for sections: ChangeReplay.Sections, random: inout SplitMix, nextID: inout Int) -> [[String: Any]] {
+    static func operations(for sections: ChangeReplay.Sections, random: inout SeededGenerator, nextID: inout Int) -> [[String: Any]] {
         var ops: [[String: Any]] = []
         let items = sections.flatMap { section in section.items.map { ($0.id, section.model.id) } }
         for _ in 0..<(1 + Int(random.next() % 3)) {
@@ -232,7 +220,7 @@ enum RandomEdits {
         return ops
     }
 
-    static func reshuffled(_ sections: ChangeReplay.Sections, random: inout SplitMix, nextID: inout Int) -> [String: Any] {
+    static func reshuffled(_ sections: ChangeReplay.Sections, random: inout SeededGenerator, nextID: inout Int) -> [String: Any] {
         var pool = sections.flatMap(\.items).filter { _ in random.next() % 6 != 0 }
         pool.shuffle(using: &random)
         var kept = sections.filter { _ in random.next() % 5 != 0 }.shuffled(using: &random)

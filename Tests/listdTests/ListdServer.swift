@@ -1,73 +1,32 @@
 import Foundation
+import ListdTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// A real `listd serve` process on a free loopback port with a temporary
-/// database, for end-to-end tests. Stopped and cleaned up by ``stop()``.
-final class ListdServer: @unchecked Sendable {  // fields are set once in init; process is only signalled
-    let directory: URL
-    let process: Process
-    let port: Int
-    let baseURL: URL
-    private let log: LogCollector
+/// A real `listd serve` process (from ListdTestSupport) with the HTTP calls
+/// the end-to-end tests make.
+final class ListdServer: Sendable {
+    let listd: ListdProcess
 
-    /// The repository's Migrations folder, found from this file's path.
-    static var migrations: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Migrations")
-    }
+    /// The repository's Migrations folder.
+    static var migrations: URL { ListdProcess.migrations }
 
     /// Starts listd with `arguments` after `serve`, in a fresh temporary folder.
-    init(_ arguments: [String] = [], environment: [String: String] = [:], database: URL? = nil) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-e2e-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let databasePath = database?.path ?? directory.appendingPathComponent("listd.sqlite").path
-        process = Process()
-        process.executableURL = try ListdBinary.url
-        process.arguments =
-            ["serve", "--host", "127.0.0.1", "--port", "0", "--db", databasePath, "--migrations", Self.migrations.path]
-            + arguments
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
-        env.merge(environment) { $1 }
-        process.environment = env
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        log = LogCollector(pipe.fileHandleForReading)
-        try process.run()
-        guard let port = log.waitForPort(timeout: 20) else {
-            process.terminate()
-            process.waitUntilExit()
-            throw ServerFailure(description: "listd did not start:\n\(log.text)")
-        }
-        self.port = port
-        baseURL = URL(string: "http://127.0.0.1:\(port)")!
+    init(_ arguments: [String] = [], environment: [String: String] = [:]) async throws {
+        listd = try await ListdProcess(arguments, environment: environment)
     }
 
-    /// What the server logged so far.
-    var logText: String { log.text }
+    var process: Process { listd.process }
+    var port: Int { listd.port }
+    var baseURL: URL { listd.baseURL }
+    var logText: String { listd.logText }
 
-    /// Sends SIGTERM, waits for the exit, and removes the temporary folder
-    /// (unless `keepFiles`). Returns the exit status.
+    /// Sends SIGTERM, waits for the exit and removes the temporary folder; returns the exit status.
     @discardableResult
-    func stop(keepFiles: Bool = false) -> Int32 {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        if !keepFiles { try? FileManager.default.removeItem(at: directory) }
-        return process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory)
-    }
+    func stop() -> Int32 { listd.stop() }
 
     // MARK: - HTTP
 
@@ -129,46 +88,4 @@ final class ListdServer: @unchecked Sendable {  // fields are set once in init; 
 
 struct ServerFailure: Error, CustomStringConvertible {
     var description: String
-}
-
-/// Collects a process's standard error and finds the port it logged.
-final class LogCollector: @unchecked Sendable {  // `lines` is guarded by `lock`
-    private let lock = NSLock()
-    private var buffer = Data()
-    private let handle: FileHandle
-
-    init(_ handle: FileHandle) {
-        self.handle = handle
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            self.lock.lock()
-            self.buffer.append(data)
-            self.lock.unlock()
-        }
-    }
-
-    var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: buffer, as: UTF8.self)
-    }
-
-    func waitForPort(timeout: Double) -> Int? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let range = text.range(of: #"address=http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                let match = text[range]
-                if let colon = match.lastIndex(of: ":"), let port = Int(match[match.index(after: colon)...]) {
-                    return port
-                }
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return nil
-    }
 }

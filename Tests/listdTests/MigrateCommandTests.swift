@@ -1,4 +1,5 @@
 import Foundation
+import ListdTestSupport
 import Testing
 
 @Suite struct MigrateCommandTests {
@@ -16,33 +17,33 @@ import Testing
         deinit { try? FileManager.default.removeItem(at: directory) }
     }
 
-    @Test func migratingTwiceIsHarmless() throws {
+    @Test func migratingTwiceIsHarmless() async throws {
         let scratch = try Scratch()
-        let first = try ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+        let first = try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
         #expect(first.status == 0)
         #expect(first.output.contains("applied 0001_"))
-        let second = try ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+        let second = try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
         #expect(second.status == 0)
         #expect(second.output.contains("up to date"))
     }
 
-    @Test func aChangedMigrationIsRefusedWithAnExplanation() throws {
+    @Test func aChangedMigrationIsRefusedWithAnExplanation() async throws {
         let scratch = try Scratch()
-        #expect(try ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path]).status == 0)
+        #expect(try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path]).status == 0)
         let file = try #require(
             try FileManager.default.contentsOfDirectory(at: scratch.migrations, includingPropertiesForKeys: nil)
                 .first { $0.lastPathComponent.hasPrefix("0001_") })
         try (try String(contentsOf: file, encoding: .utf8) + "\n-- edited\n").write(to: file, atomically: true, encoding: .utf8)
-        let refused = try ListdBinary.run(
+        let refused = try await ListdBinary.run(
             ["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path], stderr: true)
         #expect(refused.status != 0)
         #expect(refused.output.contains("checksum"))
         #expect(refused.output.contains("new migration"), "says what to do")
     }
 
-    @Test func serveWithNoMigrateRefusesADatabaseThatNeedsMigrations() throws {
+    @Test func serveWithNoMigrateRefusesADatabaseThatNeedsMigrations() async throws {
         let scratch = try Scratch()
-        let refused = try ListdBinary.run(
+        let refused = try await ListdBinary.run(
             ["serve", "--no-migrate", "--port", "0", "--db", scratch.database, "--migrations", scratch.migrations.path],
             stderr: true)
         #expect(refused.status != 0)

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import SectionDiff
+import ListdTestSupport
 import Testing
 
 /// The real listd binary over HTTP: every route of the contract and its errors.
@@ -13,7 +14,7 @@ import Testing
     ] }
 
     @Test func aListsWholeLifecycle() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
 
         let created = try await server.request("POST", "/lists", body: Self.groceries)
@@ -71,7 +72,7 @@ import Testing
     }
 
     @Test func listsArePaginatedById() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         for name in ["c", "a", "b", "d"] {
             #expect(try await server.request("POST", "/lists", body: ["id": name]).status == 201)
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func sectionAndItemResources() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         _ = try await server.request("POST", "/lists", body: Self.groceries)
 
@@ -135,7 +136,7 @@ import Testing
     }
 
     @Test func itemQueries() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         let items: [[String: Any]] = (0..<25).map { index in
             ["id": "i\(index)", "model": ["done": index % 2 == 0, "name": index % 5 == 0 ? "Red apple \(index)" : "pear", "tags": [index % 3 == 0 ? "red" : "blue"]]]
@@ -172,7 +173,7 @@ import Testing
     }
 
     @Test func badInputGetsAProblemThatSaysWhatWasWrong() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         _ = try await server.request("POST", "/lists", body: Self.groceries)
 
@@ -213,7 +214,7 @@ import Testing
     }
 
     @Test func tokensGuardReadsAndWrites() async throws {
-        let server = try ListdServer(environment: ["LISTD_WRITE_TOKEN": "w-token", "LISTD_READ_TOKEN": "r-token"])
+        let server = try await ListdServer(environment: ["LISTD_WRITE_TOKEN": "w-token", "LISTD_READ_TOKEN": "r-token"])
         defer { server.stop() }
         #expect(try await server.get("/healthz").status == 200)
         let anonymous = try await server.get("/lists")
@@ -226,14 +227,14 @@ import Testing
         #expect(!server.logText.contains("w-token") && !server.logText.contains("r-token"))
     }
 
-    @Test func refusesToListenBeyondLoopbackWithoutAToken() throws {
-        let result = try ListdBinary.run(["serve", "--host", "0.0.0.0", "--port", "0", "--db", "/nonexistent/never-created.sqlite", "--migrations", ListdServer.migrations.path], stderr: true)
+    @Test func refusesToListenBeyondLoopbackWithoutAToken() async throws {
+        let result = try await ListdBinary.run(["serve", "--host", "0.0.0.0", "--port", "0", "--db", "/nonexistent/never-created.sqlite", "--migrations", ListdServer.migrations.path], stderr: true)
         #expect(result.status != 0)
         #expect(result.output.contains("without a token"))
     }
 
     @Test func metricsAreInPrometheusTextFormat() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { server.stop() }
         _ = try await server.request("POST", "/lists", body: Self.groceries)
         _ = try await server.get("/lists/groceries")

@@ -1,0 +1,212 @@
+import Foundation
+import Synchronization
+
+/// A real `listd serve` process on a loopback port with a temporary
+/// database, shared by every end-to-end test target.
+///
+/// Starting waits for the port listd logs without blocking a thread
+/// (`Task.sleep`, not `Thread.sleep`): on a 2-core machine Swift's cooperative
+/// pool has two threads, and a test that blocks one starves every other suite
+/// running beside it.
+public final class ListdProcess: Sendable {
+    /// The child process.
+    public let process: Process
+    /// The port listd bound.
+    public let port: Int
+    /// The temporary folder (database, working directory).
+    public let directory: URL
+    /// The database file.
+    public let database: URL
+    private let log: OutputLog
+
+    /// The repository's `Migrations` folder, found from this file's path.
+    public static var migrations: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Migrations")
+    }
+
+    /// Starts `listd serve` with `arguments` on `port` (0: a free one), in a new
+    /// temporary folder, or on `previous`'s folder and database for a restart.
+    public init(
+        _ arguments: [String] = [], port: Int = 0, reusing previous: ListdProcess? = nil,
+        environment: [String: String] = [:]
+    ) async throws {
+        if let previous {
+            directory = previous.directory
+            database = previous.database
+        } else {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-test-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            database = directory.appendingPathComponent("listd.sqlite")
+        }
+        process = Process()
+        process.executableURL = try ListdBinary.url
+        process.arguments =
+            [
+                "serve", "--host", "127.0.0.1", "--port", String(port), "--db", database.path,
+                "--migrations", Self.migrations.path,
+            ] + arguments
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
+        env.merge(environment) { $1 }
+        process.environment = env
+        process.currentDirectoryURL = directory
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        log = OutputLog(pipe.fileHandleForReading)
+        try process.run()
+        guard let found = await log.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(30)),
+            let port = Int(found)
+        else {
+            process.terminate()
+            process.waitUntilExit()
+            throw TestFailure("listd did not start:\n\(log.text)")
+        }
+        self.port = port
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL {
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = "127.0.0.1"
+        components.port = port
+        return components.url ?? URL(fileURLWithPath: "/")
+    }
+
+    /// What listd logged so far.
+    public var logText: String { log.text }
+
+    /// Sends SIGTERM, waits for the exit (listd drains in milliseconds), and
+    /// removes the folder unless `removeFiles` is false. Returns the exit status.
+    @discardableResult
+    public func stop(removeFiles: Bool = true) -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        if removeFiles { try? FileManager.default.removeItem(at: directory) }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// Finds and runs the `listd` executable that `swift build` put beside the test bundle.
+public enum ListdBinary {
+    /// The executable's location.
+    public static var url: URL {
+        get throws {
+            let executable = URL(
+                fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            var directory = executable.deletingLastPathComponent()
+            // On Linux the test bundle is `<build dir>/listdPackageTests.xctest`.
+            for _ in 0..<3 {
+                let candidate = directory.appendingPathComponent("listd")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+                directory = directory.deletingLastPathComponent()
+            }
+            throw TestFailure("no listd beside \(executable.path)")
+        }
+    }
+
+    /// Runs `listd` with `arguments` (no LISTD_* variables unless given) and
+    /// returns its exit status and standard output (and standard error too,
+    /// when `stderr`). Waits without blocking a thread.
+    public static func run(
+        _ arguments: [String], stderr: Bool = false, environment: [String: String]? = nil
+    ) async throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try url
+        process.arguments = arguments
+        process.environment = environment ?? ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        if stderr { process.standardError = pipe }
+        let output = OutputLog(pipe.fileHandleForReading)
+        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        await output.finished()
+        return (status, output.text)
+    }
+}
+
+/// A test's own failure, with words.
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Collects a child's output as it arrives.
+public final class OutputLog: Sendable {
+    private let buffer = Mutex(Data())
+    private let closed = Atomic<Bool>(false)
+
+    /// Starts collecting what `handle` reads.
+    public init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                self?.closed.store(true, ordering: .releasing)
+                return
+            }
+            self?.buffer.withLock { $0.append(data) }
+        }
+    }
+
+    /// Everything collected so far.
+    public var text: String { buffer.withLock { String(decoding: $0, as: UTF8.self) } }
+
+    /// Waits (without blocking a thread) until the writer closed its end.
+    public func finished(timeout: Duration = .seconds(10)) async {
+        let deadline = ContinuousClock.now + timeout
+        while !closed.load(ordering: .acquiring), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// The first capture group of `pattern` once it appears, or nil after `timeout`.
+    public func firstCapture(of pattern: String, timeout: Duration) async -> String? {
+        let deadline = ContinuousClock.now + timeout
+        let expression = try? NSRegularExpression(pattern: pattern)
+        while ContinuousClock.now < deadline {
+            let text = self.text
+            if let match = expression?.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+                match.numberOfRanges > 1, let range = Range(match.range(at: 1), in: text)
+            {
+                return String(text[range])
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+public func eventually(_ seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if try await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
+
+/// SplitMix64: a small seeded generator, so a failing random test replays exactly.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
