@@ -76,7 +76,7 @@ let package = Package(
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
         .executableTarget(
             name: "HTTPBenchmarks",
-            dependencies: ["Server", "HTTP", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Server", "HTTP", "CSystem", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/HTTPBenchmarks",
             exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
         ),
