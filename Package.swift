@@ -80,6 +80,9 @@ let package = Package(
             path: "Benchmarks/HTTPBenchmarks",
             exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
         ),
+        .executableTarget(
+            name: "ServiceBenchmarks", dependencies: ["CSystem"], path: "Benchmarks/ServiceBenchmarks",
+            exclude: ["README.md", "nginx.conf", "run.sh"]),
 
         // MARK: Tests, one target per module
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
