@@ -66,6 +66,8 @@ func responseEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
 final class HTTPConnection {
     let fd: Int32
     private var buffer: [UInt8] = []
+    /// The last request sent, named in errors.
+    private var lastRequest = ""
 
     init(port: Int) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -94,6 +96,7 @@ final class HTTPConnection {
         } else {
             text += "\r\n"
         }
+        lastRequest = "\(method) \(path)"
         let bytes = Array(text.utf8)
         var sent = 0
         while sent < bytes.count {
@@ -118,7 +121,9 @@ final class HTTPConnection {
                 return reply
             }
             let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { fail("connection closed while reading a response (errno \(errno))") }
+            if count <= 0 {
+                fail("connection closed while reading the answer to \(lastRequest) (recv: \(count), errno \(errno))")
+            }
             buffer += chunk[0..<count]
         }
     }

@@ -176,7 +176,13 @@ final class EventLoopCore {
                 break
             }
             do {
-                try selector.whenReady(timeoutMilliseconds: waitTimeout()) { event in
+                // The clock is read as soon as the wait ends: an idle loop may
+                // have slept for minutes, and a connection accepted in this
+                // batch would otherwise get a head timer already in the past
+                // and be closed before its request is read.
+                try selector.whenReady(
+                    timeoutMilliseconds: waitTimeout(), woke: { now = System.monotonicNanoseconds() }
+                ) { event in
                     handle(event)
                 }
             } catch {
