@@ -17,6 +17,15 @@ parked="${PARKED:-10000}"
 writes="${WRITES:-10000}"
 port="${PORT:-8080}"
 
+# listd listens with SO_REUSEPORT: a second listd (or anything else) on the
+# same port would silently take half the connections. Refuse to share.
+for busy in "$port" 8082; do
+    if ss -Htln "sport = :$busy" | grep -q .; then
+        echo "port $busy is already in use; set PORT=... (nginx uses 8082)" >&2
+        exit 1
+    fi
+done
+
 work="$(mktemp -d)"
 mkdir -p "$work/html" "$work/tmp"
 cleanup() {
