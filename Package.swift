@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
         .executableTarget(
             name: "HTTPBenchmarks",
-            dependencies: ["Server", "HTTP", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Server", "HTTP", "CSystem", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/HTTPBenchmarks",
             exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
         ),
@@ -90,12 +90,17 @@ let package = Package(
             path: "Benchmarks/ReactiveBenchmarks",
             exclude: ["README.md"]
         ),
-
         .executableTarget(
             name: "FollowBenchmarks",
             dependencies: ["ListClient", "ListClientNetworking", "SectionDiff", "JSON", "ReactiveCore"],
             path: "Benchmarks/FollowBenchmarks",
             exclude: ["README.md"]
+        ),
+        .executableTarget(
+            name: "ServiceBenchmarks",
+            dependencies: ["CSystem"],
+            path: "Benchmarks/ServiceBenchmarks",
+            exclude: ["README.md", "nginx.conf", "run.sh"]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)

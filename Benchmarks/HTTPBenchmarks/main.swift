@@ -6,6 +6,7 @@
 //
 // The parked benchmark runs client and server in separate processes, since
 // each needs a descriptor per connection and the limit is per process.
+import CSystem
 import Foundation
 import Glibc
 import HTTP
@@ -81,7 +82,8 @@ func serve(_ arguments: [String]) throws {
 // MARK: parked-server
 
 /// Parks every request except /stats (answered at once) and /release, which
-/// answers every parked request and then itself.
+/// answers every parked request and then itself, once the server has written
+/// them all: its body is "released COUNT HEAD_LENGTH MILLISECONDS".
 final class ParkingHandler: HTTPHandler {
     private let parked = Mutex<[Responder]>([])
     let body: [UInt8] = Array(#"{"changes":[],"version":43}"#.utf8)
@@ -98,9 +100,24 @@ final class ParkingHandler: HTTPHandler {
                 defer { list = [] }
                 return list
             }
+            let start = monotonicSeconds()
             let response = Response(headers: ["Content-Type": "application/json"], body: body)
             for waiter in waiting { waiter.respond(response) }
-            responder.respond(Response(body: Array("released \(waiting.count)".utf8)))
+            // Every parked answer has been written when only this request is
+            // parked (a loop counts an answer as given just before its sendmsg).
+            let server = self.server.withLock { $0 }
+            let headLength = ResponseSerializer.head(
+                response, requestMethod: .get, version: .http1_1, keepAlive: true,
+                date: "Mon, 23 Nov 2026 03:43:50 GMT"
+            ).count
+            Thread.detachNewThread {
+                while let server, server.stats.parkedRequests > 1, monotonicSeconds() - start < 30 {
+                    usleep(250)
+                }
+                let elapsed = (monotonicSeconds() - start) * 1000
+                let text = "released \(waiting.count) \(headLength) \(String(format: "%.1f", elapsed))"
+                responder.respond(Response(body: Array(text.utf8)))
+            }
         default:
             parked.withLock { $0.append(responder) }
         }
@@ -194,6 +211,59 @@ func stats(port: Int) -> (rss: Int, parked: Int) {
     return (field("rss"), field("parked"))
 }
 
+/// Reads the answers of many parked connections as they become readable
+/// (epoll), so the measuring client is not the bottleneck: a blocking read of
+/// socket after socket would add 10,000 sequential wake-ups to the figure.
+///
+/// Every connection gets the same answer, so an answer is complete when
+/// its connection has received `expectedLength` bytes (head and body).
+struct AnswerCollector {
+    let epoll: Int32
+    var received: [Int]
+
+    init(clients: [Client]) {
+        epoll = epoll_create1(0)
+        received = Array(repeating: 0, count: clients.count)
+        for (index, client) in clients.enumerated() {
+            _ = fcntl(client.fd, F_SETFL, fcntl(client.fd, F_GETFL) | O_NONBLOCK)
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = UInt64(index)
+            epoll_ctl(epoll, EPOLL_CTL_ADD, client.fd, &event)
+        }
+    }
+
+    /// Waits until every connection has `expectedLength` bytes, or `timeout` seconds pass;
+    /// returns how many completed.
+    mutating func collect(clients: [Client], expectedLength: Int, timeout: Double) -> Int {
+        let start = monotonicSeconds()
+        var complete = 0
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 1024)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 16)
+        defer {
+            events.deallocate()
+            buffer.deallocate()
+        }
+        while complete < clients.count, monotonicSeconds() - start < timeout {
+            let count = epoll_wait(epoll, events.baseAddress, 1024, 100)
+            guard count > 0 else { continue }
+            for event in events[0..<Int(count)] {
+                let index = Int(event.data.u64)
+                while true {
+                    let read = recv(clients[index].fd, buffer.baseAddress, buffer.count, 0)
+                    if read <= 0 { break }
+                    let before = received[index]
+                    received[index] += read
+                    if before < expectedLength, received[index] >= expectedLength { complete += 1 }
+                    // Drained (level-triggered: a later byte brings a new event).
+                    if read < buffer.count { break }
+                }
+            }
+        }
+        return complete
+    }
+}
+
 func parkedClient(_ arguments: [String]) {
     guard let port = arguments.first.flatMap({ Int($0) }) else {
         print("usage: HTTPBenchmarks parked-client PORT [COUNT]")
@@ -201,7 +271,8 @@ func parkedClient(_ arguments: [String]) {
     }
     let limit = raiseFileLimit()
     let count = arguments.count > 1 ? Int(arguments[1]) ?? 10_000 : 10_000
-    // Warm up: a few parked requests so the loops' buffers and tables exist.
+    // One request answered the same way, to learn the full answer's length.
+    let probeBody = Array(#"{"changes":[],"version":43}"#.utf8)
     var clients: [Client] = []
     clients.reserveCapacity(count)
     let before = stats(port: port)
@@ -222,19 +293,34 @@ func parkedClient(_ arguments: [String]) {
     usleep(200_000)
     after = stats(port: port)
     let growth = Double(after.rss - before.rss) / Double(count)
+    var collector = AnswerCollector(clients: clients)
+    if let pause = ProcessInfo.processInfo.environment["PARKED_PAUSE"].flatMap(Double.init) {
+        // Time to attach a profiler to the server before the event.
+        print("parked; releasing in \(pause) s")
+        fflush(nil)
+        usleep(UInt32(pause * 1_000_000))
+    }
 
     guard let trigger = Client(port: port) else { exit(1) }
     let start = monotonicSeconds()
     trigger.send("GET /release HTTP/1.1\r\nHost: b\r\n\r\n")
-    var answered = 0
-    for client in clients {
-        if let body = client.readResponse(), body.count == 27 { answered += 1 }
-    }
+    // The release answer says how long the server took to hand every answer
+    // to its socket; its own head tells the length of a parked answer's head.
+    guard let releaseBody = trigger.readResponse() else { exit(1) }
+    let releaseText = String(decoding: releaseBody, as: UTF8.self)
+    let serverMs = releaseText.split(separator: " ").last.flatMap { Double($0) } ?? -1
+    let headLength = Int(releaseText.split(separator: " ").dropFirst(2).first ?? "") ?? 0
+    let answered = collector.collect(clients: clients, expectedLength: headLength + probeBody.count, timeout: 30)
     let elapsed = monotonicSeconds() - start
+    if let hold = ProcessInfo.processInfo.environment["PARKED_HOLD"].flatMap(Double.init) {
+        // Keep the connections open so a profile of the event does not include closing them.
+        usleep(UInt32(hold * 1_000_000))
+    }
     print("fd limit (client process): \(limit)")
     print("parked: \(after.parked) of \(count)")
     print("server RSS before: \(before.rss / 1024) KiB, with \(count) parked: \(after.rss / 1024) KiB")
     print("RSS growth per parked connection: \(Int(growth)) bytes (\(String(format: "%.2f", growth / 1024)) KiB)")
+    print("event -> all \(count) answers written by the server: \(String(format: "%.1f", serverMs)) ms")
     print("event -> all \(answered) full answers received: \(String(format: "%.1f", elapsed * 1000)) ms")
 }
 

@@ -113,6 +113,8 @@ final class EventLoopCore {
     private var dateCache = HTTPDateCache()
     private var now: UInt64
     private var spareMessages: [LoopMessage] = []
+    /// The last response head written and what it was made from.
+    private var lastHead: (key: HeadKey, bytes: [UInt8])?
 
     private var draining = false
     private var drainDeadline: UInt64?
@@ -174,7 +176,13 @@ final class EventLoopCore {
                 break
             }
             do {
-                try selector.whenReady(timeoutMilliseconds: waitTimeout()) { event in
+                // The clock is read as soon as the wait ends: an idle loop may
+                // have slept for minutes, and a connection accepted in this
+                // batch would otherwise get a head timer already in the past
+                // and be closed before its request is read.
+                try selector.whenReady(
+                    timeoutMilliseconds: waitTimeout(), woke: { now = System.monotonicNanoseconds() }
+                ) { event in
                     handle(event)
                 }
             } catch {
@@ -474,6 +482,36 @@ final class EventLoopCore {
         dateCache.string(secondsSince1970: System.wallClockSeconds())
     }
 
+    /// Everything a response head is made from.
+    private struct HeadKey: Equatable {
+        var status: HTTPStatus
+        var headers: HTTPHeaders
+        var bodyCount: Int
+        var method: HTTPMethod
+        var version: HTTPVersion
+        var keepAlive: Bool
+        var date: String
+    }
+
+    /// The serialized head of `response`, reusing the previous one when it
+    /// was made from the same parts.
+    ///
+    /// Why: when one event answers thousands of parked long-polls, they all
+    /// get the same response (same header array, same shared body) within the
+    /// same second, so the head is built once per loop instead of once per
+    /// answer. Comparing is cheap when the header arrays share storage.
+    private func head(of response: Response, for exchange: ConnectionStateMachine.Exchange) -> [UInt8] {
+        let key = HeadKey(
+            status: response.status, headers: response.headers, bodyCount: response.body.count,
+            method: exchange.method, version: exchange.version, keepAlive: exchange.keepAlive, date: date())
+        if let lastHead, lastHead.key == key { return lastHead.bytes }
+        let bytes = ResponseSerializer.head(
+            response, requestMethod: exchange.method, version: exchange.version,
+            keepAlive: exchange.keepAlive, date: key.date)
+        lastHead = (key, bytes)
+        return bytes
+    }
+
     // MARK: Actions
 
     private func perform(
@@ -493,10 +531,7 @@ final class EventLoopCore {
             guard let response else { return }
             timers.cancel(connection.slot)
             connection.responder = nil
-            connection.output.append(
-                ResponseSerializer.head(
-                    response, requestMethod: exchange.method, version: exchange.version,
-                    keepAlive: exchange.keepAlive, date: date()))
+            connection.output.append(head(of: response, for: exchange))
             if ResponseSerializer.hasBody(status: response.status, requestMethod: exchange.method) {
                 connection.output.append(response.body)
             }
@@ -607,8 +642,17 @@ final class EventLoopCore {
         var wanted: SelectorInterest = []
         if !connection.inputClosed {
             wanted.insert(.readHangup)
-            if connection.machine.wantsToRead, connection.output.pendingBytes <= highWaterMark {
-                wanted.insert(.readable)
+            if connection.output.pendingBytes <= highWaterMark {
+                if connection.machine.wantsToRead {
+                    wanted.insert(.readable)
+                } else if connection.machine.hasOutstandingRequest, !connection.parser.hasBufferedBytes {
+                    // A parked request keeps the read interest it had, so
+                    // answering it costs no epoll_ctl (10,000 answers to one
+                    // event would otherwise pay 10,000 of them). At most one
+                    // read's worth of pipelined input is buffered meanwhile:
+                    // then reading stops until the answer is written.
+                    wanted.insert(.readable)
+                }
             }
         }
         if !connection.output.isEmpty { wanted.insert(.writable) }

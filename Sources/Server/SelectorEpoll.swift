@@ -30,9 +30,13 @@ extension Selector {
         try System.epollControl(backend, EPOLL_CTL_DEL, fd, events: 0, data: 0)
     }
 
-    /// Waits up to `timeoutMilliseconds` (-1: forever) and calls `body` for each event.
-    func whenReady(timeoutMilliseconds: Int32, _ body: (SelectorEvent) -> Void) throws(SystemError) {
+    /// Waits up to `timeoutMilliseconds` (-1: forever), calls `woke` once the
+    /// wait is over, then `body` for each event.
+    func whenReady(
+        timeoutMilliseconds: Int32, woke: () -> Void = {}, _ body: (SelectorEvent) -> Void
+    ) throws(SystemError) {
         let count = try System.epollWait(backend, into: eventBuffer, timeoutMilliseconds: timeoutMilliseconds)
+        woke()
         let hangupMask = EPOLLRDHUP.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue
         for index in 0..<count {
             let raw = eventBuffer[index]

@@ -37,7 +37,7 @@ import Testing
         let client = ListClient(baseURL: Self.base, token: "s3cret", transport: transport)
         let recorder = Recorder<FollowUpdate>()
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
-        #expect(await eventually(5) { recorder.elements.count == 2 && transport.requests.count == 3 })
+        #expect(await eventually(30) { recorder.elements.count == 2 && transport.requests.count == 3 })
         subscription.dispose()
         let requests = transport.requests
         #expect(requests[0].method == "GET" && requests[0].url.path == "/lists/g")
@@ -49,7 +49,7 @@ import Testing
         #expect(Self.query(requests[2], "since") == "2")
         guard case .changes(let change) = recorder.elements[1] else { Issue.record("no changes"); return }
         #expect(change.state.version == 2 && change.stages.count == 2)
-        #expect(await eventually(5) { transport.cancelledCount == 1 })
+        #expect(await eventually(30) { transport.cancelledCount == 1 })
     }
 
     @Test func honoursRetryAfterOn503() async throws {
@@ -63,7 +63,7 @@ import Testing
         let started = ContinuousClock.now
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
         defer { subscription.dispose() }
-        #expect(await eventually(5) { recorder.elements.count == 1 })
+        #expect(await eventually(30) { recorder.elements.count == 1 })
         #expect(ContinuousClock.now - started >= .seconds(1))
         #expect(recorder.error == nil)
     }
@@ -82,7 +82,7 @@ import Testing
         let recorder = Recorder<FollowUpdate>()
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
         defer { subscription.dispose() }
-        #expect(await eventually(5) { recorder.elements.count == 2 })
+        #expect(await eventually(30) { recorder.elements.count == 2 })
         #expect(transport.requests[1...3].allSatisfy { Self.query($0, "since") == "1" })
         #expect(recorder.elements.map { $0.state?.version } == [1, 2])
     }
@@ -102,7 +102,7 @@ import Testing
         let recorder = Recorder<FollowUpdate>()
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
         defer { subscription.dispose() }
-        #expect(await eventually(5) { recorder.elements.count == 2 && transport.requests.count == 4 })
+        #expect(await eventually(30) { recorder.elements.count == 2 && transport.requests.count == 4 })
         let snapshot = try FollowMachineTests.state(snapshotV2)
         #expect(recorder.elements.last == .reset(snapshot))
         #expect(transport.requests[2].url.path == "/lists/g")
@@ -118,7 +118,7 @@ import Testing
         let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
         let recorder = Recorder<FollowUpdate>()
         _ = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
-        #expect(await eventually(5) { recorder.isCompleted })
+        #expect(await eventually(30) { recorder.isCompleted })
         #expect(recorder.elements.last == .deleted(list: "g"))
     }
 
@@ -129,7 +129,7 @@ import Testing
         let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
         let recorder = Recorder<FollowUpdate>()
         _ = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
-        #expect(await eventually(5) { recorder.error != nil })
+        #expect(await eventually(30) { recorder.error != nil })
         let error = try #require(recorder.error as? ListClientError)
         #expect(error.kind == .problem && error.status == 404 && error.slug == "not-found" && error.detail == "no list g")
     }
@@ -144,10 +144,10 @@ import Testing
         }
         let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
         let follow = client.followState(list: "g", options: Self.fast)
-        #expect(await eventually(5) { follow.state.value?.version == 2 })
+        #expect(await eventually(30) { follow.state.value?.version == 2 })
         #expect(follow.state.value?.sections.first?.items.map(\.id) == ["kiwi", "pear", "leek"])
         follow.stop()
-        #expect(await eventually(5) { transport.cancelledCount == 1 })
+        #expect(await eventually(30) { transport.cancelledCount == 1 })
     }
 
     @Test func followManyUsesPostChangesAndDropsDeletedLists() async throws {
@@ -164,7 +164,7 @@ import Testing
         let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
         let recorder = Recorder<ListUpdate>()
         let subscription = Self.record(client.follow(lists: ["g", "h"], options: Self.fast), into: recorder)
-        #expect(await eventually(5) { recorder.elements.count == 4 && transport.requests.count == 4 })
+        #expect(await eventually(30) { recorder.elements.count == 4 && transport.requests.count == 4 })
         subscription.dispose()
         let post = transport.requests[2]
         #expect(post.method == "POST")

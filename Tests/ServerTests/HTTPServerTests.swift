@@ -24,6 +24,22 @@ import Testing
         #expect(server.stats.acceptedTotal == 1)
     }
 
+    @Test func connectionAfterALongIdleIsNotTimedOutAtOnce() throws {
+        // With no timers pending a loop sleeps in epoll_wait without limit;
+        // a connection accepted when it wakes must get a head timer measured
+        // from then, not from before the sleep (it used to be closed unread).
+        let (server, port) = try startServer({ $0.eventLoops = 1 }) { _, responder in responder.respond(ok("fine")) }
+        defer { stop(server) }
+        usleep(400_000)  // twice the head timeout, with nothing to do
+        for _ in 0..<2 {
+            let client = try TestClient(port: port)
+            client.send("GET /after-idle HTTP/1.1\r\nHost: x\r\n\r\n")
+            let reply = try client.readReply()
+            #expect(reply.status == 200)
+            #expect(reply.text == "fine")
+        }
+    }
+
     @Test func pipelinedResponsesComeInRequestOrder() throws {
         let (server, port) = try startServer { request, responder in
             if request.path == "/slow" {

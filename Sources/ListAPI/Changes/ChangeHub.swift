@@ -147,7 +147,7 @@ final class ChangeHub: Sendable {
             if commit.deleted {
                 for waiter in group.waiters { answerDeleted(commit.list, waiter.payload) }
             } else {
-                answer(group.waiters.map(\.payload), woken: commit.list, since: group.since)
+                answer(group.waiters, woken: commit.list, since: group.since)
             }
         }
     }
@@ -180,7 +180,7 @@ final class ChangeHub: Sendable {
     /// Answers waiters woken by a commit of `list`. Waiters of one list share
     /// one computed answer; a multi-list waiter also gets every other list of
     /// its own that has moved on.
-    private func answer(_ waiters: [Parked], woken list: Identifier, since: Int64) {
+    private func answer(_ waiters: [WaiterTable<Parked>.Waiter], woken list: Identifier, since: Int64) {
         Task {
             let question = ChangeComputer.Question(list: list, from: since, epoch: nil)
             let shared: Result<ChangeAnswer, StoreError>
@@ -190,7 +190,8 @@ final class ChangeHub: Sendable {
                 shared = .failure(error)
             }
             var compactBody: [UInt8]?
-            for waiter in waiters {
+            for entry in waiters {
+                let waiter = entry.payload
                 switch (waiter.watch, shared) {
                 case (.one, .success(let answer)):
                     if compactBody == nil { compactBody = answer.json + [UInt8(ascii: "\n")] }
@@ -274,10 +275,16 @@ final class ChangeHub: Sendable {
         }
     }
 
-    private func respond(_ waiter: Parked, json: [UInt8], compact: [UInt8]?) {
+    /// The header fields of every change answer, built once rather than per waiter.
+    private static let answerHeaders: HTTPHeaders = {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Cache-Control", value: "no-store")
+        return headers
+    }()
+
+    private func respond(_ waiter: Parked, json: [UInt8], compact: [UInt8]?) {
+        let headers = Self.answerHeaders
         let body: [UInt8]
         if waiter.pretty {
             body = prettyPrinted(json) + [UInt8(ascii: "\n")]
