@@ -75,6 +75,7 @@ public final class HTTPServer: Sendable {
         var threads: [pthread_t] = []
         var port = configuration.port
         do {
+            port = try Socket.probeFreePort(try Socket.Address(host: configuration.host, port: port))
             for index in 0..<loopCount {
                 let address = try Socket.Address(host: configuration.host, port: port)
                 let listener = try Socket.listen(on: address, reusePort: true, backlog: configuration.backlog)

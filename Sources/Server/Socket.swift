@@ -66,6 +66,26 @@ enum Socket {
         }
     }
 
+    /// Checks that no one listens on `address` and returns its port (a free
+    /// one for port 0), by binding a socket *without* SO_REUSEPORT and closing it.
+    ///
+    /// Listeners with SO_REUSEPORT share a port with any other such socket of
+    /// the same user, so a second listd started on a busy port would silently
+    /// take half its connections; this probe makes that an EADDRINUSE instead.
+    static func probeFreePort(_ address: Address) throws(SystemError) -> Int {
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        let fd = try System.socket(domain: address.family, type: type)
+        defer { System.close(fd) }
+        try System.setOption(fd, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1)
+        var storage = address.storage
+        try withUnsafePointer(to: &storage) { pointer throws(SystemError) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { sockaddr throws(SystemError) in
+                try System.bind(fd, address: sockaddr, length: address.length)
+            }
+        }
+        return try boundPort(fd)
+    }
+
     /// The port a socket is bound to (after binding port 0).
     static func boundPort(_ fd: Int32) throws(SystemError) -> Int {
         let storage = try System.localAddress(fd)

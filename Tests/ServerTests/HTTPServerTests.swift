@@ -24,6 +24,18 @@ import Testing
         #expect(server.stats.acceptedTotal == 1)
     }
 
+    @Test func aSecondServerOnABusyPortIsRefused() throws {
+        let (first, port) = try startServer { _, responder in responder.respond(ok("first")) }
+        defer { stop(first) }
+        // SO_REUSEPORT would let the second bind and steal half the connections.
+        #expect(throws: SystemError(call: "bind", errno: EADDRINUSE)) {
+            _ = try startServer({ $0.port = port }) { _, responder in responder.respond(ok("second")) }
+        }
+        let client = try TestClient(port: port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try client.readReply().text == "first")
+    }
+
     @Test func connectionAfterALongIdleIsNotTimedOutAtOnce() throws {
         // With no timers pending a loop sleeps in epoll_wait without limit;
         // a connection accepted when it wakes must get a head timer measured
