@@ -23,6 +23,7 @@ RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
+COPY Examples ./Examples
 COPY Migrations ./Migrations
 RUN swift build -c release --static-swift-stdlib --product listd \
     && mkdir -p /staging/bin /staging/share/listd \

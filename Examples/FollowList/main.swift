@@ -18,7 +18,7 @@ protocol BatchUpdatingTable: AnyObject {
     func performBatchUpdates(_ updates: () -> Void)
     func deleteSections(_ sections: IndexSet)
     func insertSections(_ sections: IndexSet)
-    func reloadSections(_ sections: IndexSet)
+    func reconfigureHeader(inSection section: Int)
     func moveSection(_ section: Int, toSection newSection: Int)
     func deleteRows(at indexPaths: [IndexPath])
     func insertRows(at indexPaths: [IndexPath])
@@ -48,18 +48,24 @@ final class FollowingDataSource {
             table.reloadData()
         case .changes(let change):
             for applied in change.stages {
+                let stage = applied.stage
+                // A section update is its own model (its header), named at its index before
+                // the stage: reconfigure that header after the batch, where the section is then.
+                // Not reloadSections, which reloads the rows too and clashes with row changes.
+                let renamed = stage.sectionUpdated.map { sections[$0.at].model.id }
                 table.performBatchUpdates {
                     // Inside the batch, the data source already holds the state after it.
                     sections = applied.sections
-                    let stage = applied.stage
                     table.deleteSections(IndexSet(stage.sectionDeleted))
                     table.insertSections(IndexSet(stage.sectionInserted.map(\.at)))
-                    table.reloadSections(IndexSet(stage.sectionUpdated.map(\.at)))
                     for move in stage.sectionMoved { table.moveSection(move.from, toSection: move.to) }
                     table.deleteRows(at: stage.itemDeleted.map(\.indexPath))
                     table.insertRows(at: stage.itemInserted.map(\.at.indexPath))
                     table.reloadRows(at: stage.itemUpdated.map(\.at.indexPath))
                     for move in stage.itemMoved { table.moveRow(at: move.from.indexPath, to: move.to.indexPath) }
+                }
+                for id in renamed {
+                    if let index = sections.firstIndex(where: { $0.model.id == id }) { table.reconfigureHeader(inSection: index) }
                 }
             }
         case .deleted:
@@ -79,7 +85,7 @@ final class PrintingTable: BatchUpdatingTable {
     }
     func deleteSections(_ sections: IndexSet) { if !sections.isEmpty { print("  deleteSections \(Array(sections))") } }
     func insertSections(_ sections: IndexSet) { if !sections.isEmpty { print("  insertSections \(Array(sections))") } }
-    func reloadSections(_ sections: IndexSet) { if !sections.isEmpty { print("  reloadSections \(Array(sections))") } }
+    func reconfigureHeader(inSection section: Int) { print("  reconfigureHeader \(section)") }
     func moveSection(_ section: Int, toSection newSection: Int) { print("  moveSection \(section) -> \(newSection)") }
     func deleteRows(at indexPaths: [IndexPath]) { if !indexPaths.isEmpty { print("  deleteRows \(indexPaths.map(Array.init))") } }
     func insertRows(at indexPaths: [IndexPath]) { if !indexPaths.isEmpty { print("  insertRows \(indexPaths.map(Array.init))") } }

@@ -1,14 +1,14 @@
 import Foundation
 import Testing
 
-/// The Swift blocks of docs/following-from-swift.md that say they come from the
+/// The Swift blocks of README.md ("Following a list from Swift") that say they come from the
 /// example target must match it verbatim, so the doc's code is the code `swift build` compiles.
 @Suite struct DocExampleTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
     @Test func docBlocksAreCopiedFromTheCompiledExample() throws {
-        let doc = try String(contentsOf: Self.root.appendingPathComponent("docs/following-from-swift.md"), encoding: .utf8)
+        let doc = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         let example = try String(
             contentsOf: Self.root.appendingPathComponent("Examples/FollowList/main.swift"), encoding: .utf8)
         let marker = "<!-- Examples/FollowList/main.swift -->\n```swift\n"
