@@ -88,8 +88,24 @@ extension ListService {
             }
             since = try Self.versions(lists)
             epochs = try Self.epochs(fields.value("epochs"))
-            let timeoutText = context.request.queryValue("timeout") ?? fields.value("timeout").map(\.canonicalText)
-            timeout = try changeTimeout(timeoutText)
+            // The body's timeout is checked even when the query's wins, so a
+            // mistyped field is a 400 about the body, never silently ignored.
+            var bodyTimeout: Duration?
+            if let value = fields.value("timeout") {
+                guard value.numberValue != nil, let parsed = try? changeTimeout(value.canonicalText) else {
+                    let maximum = Int(configuration.maxChangeTimeout / .seconds(1))
+                    throw .invalidRequest(
+                        "the body's \"timeout\" must be a number of seconds from 0 to \(maximum), not \(value.briefText)")
+                }
+                bodyTimeout = parsed
+            }
+            if let queryTimeout = context.request.queryValue("timeout") {
+                timeout = try changeTimeout(queryTimeout)
+            } else if let bodyTimeout {
+                timeout = bodyTimeout
+            } else {
+                timeout = try changeTimeout(nil)
+            }
         } catch {
             return responder.fail(error)
         }
