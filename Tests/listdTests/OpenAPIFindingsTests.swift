@@ -8,7 +8,7 @@ import Testing
     /// are 400 in every body), and a bad body `timeout` was reported as a bad
     /// query parameter.
     @Test func postChangesChecksTheBodysTimeoutAsABodyField() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { _ = server.stop() }
         let created = try await server.request("POST", "/lists", body: ["id": "groceries"])
         #expect(created.status == 201)

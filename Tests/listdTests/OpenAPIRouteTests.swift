@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func liveServerRoutesExactlyTheListedRoutes() async throws {
-        let server = try ListdServer()
+        let server = try await ListdServer()
         defer { _ = server.stop() }
         for route in Self.routes {
             // Bodies that fail fast: no route here parks or writes with them.
