@@ -111,19 +111,20 @@ let package = Package(
         ),
 
         // MARK: Tests, one target per module
-        .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
-        .testTarget(name: "SectionDiffTests", dependencies: ["SectionDiff"]),
-        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore"]),
+        .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
+        .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
+        .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage"]),
         .testTarget(
-            name: "ListStoreTests", dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter"]),
+            name: "ListStoreTests",
+            dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport"]),
         .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
         .executableTarget(
             name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
             exclude: ["README.md"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem"]),
-        .testTarget(name: "ListAPITests", dependencies: ["ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
+        .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem", "ListdTestSupport"]),
+        .testTarget(name: "ListAPITests", dependencies: ["ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
         .testTarget(
             name: "ListClientTests",
             dependencies: [

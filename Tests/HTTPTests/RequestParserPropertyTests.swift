@@ -1,4 +1,5 @@
 import Testing
+import ListdTestSupport
 @testable import HTTP
 
 /// A random valid request: its bytes on the wire and what the parser must make of them.

@@ -1,13 +1,14 @@
 import Testing
+import ListdTestSupport
 
 @testable import JSON
 
 /// Random JSON values, and random but equivalent texts for them.
 struct RandomJSON {
-    var rng: SplitMix64
+    var rng: SeededGenerator
 
     init(seed: UInt64) {
-        rng = SplitMix64(seed: seed)
+        rng = SeededGenerator(seed: seed)
     }
 
     mutating func chance(_ percent: Int) -> Bool {

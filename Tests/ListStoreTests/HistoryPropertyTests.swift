@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import ListStore
 import Testing
+import ListdTestSupport
 
 /// Seeded random writes checked against ``ReferenceList``: the snapshot after
 /// every write, the version bump rule, and the snapshot rebuilt at random

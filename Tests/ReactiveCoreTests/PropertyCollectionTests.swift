@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ListdTestSupport
 
 @testable import ReactiveCore
 
@@ -82,7 +83,7 @@ import Testing
     /// Replaying every group on a copy of the old array must give the new array.
     @Test(arguments: [UInt64(1), 2, 3, 4, 5])
     func replayingChangesReproducesTheArray(seed: UInt64) {
-        var random = SplitMix(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let collection = ObservableCollection<Int>()
         let mirror = Mutex<[Int]>([])
         let consistent = Atomic<Bool>(true)
@@ -136,15 +137,3 @@ import Testing
     }
 }
 
-/// A tiny seeded generator so failures are reproducible from the seed.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ListdTestSupport
 @testable import SectionDiff
 
 /// The shapes of random change the round trips draw from.

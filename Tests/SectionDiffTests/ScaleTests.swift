@@ -1,4 +1,5 @@
 import Testing
+import ListdTestSupport
 @testable import SectionDiff
 
 /// Patience sorting with a full binary search over the tails, as a reference for

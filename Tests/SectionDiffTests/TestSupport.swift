@@ -22,18 +22,6 @@ func section(_ id: Int, items: [TestItem], version: Int = 0) -> TestSection {
 
 func path(_ section: Int, _ element: Int) -> ElementPath { ElementPath(element: element, section: section) }
 
-/// SplitMix64: a small seeded generator, so every random case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Length of the longest strictly increasing subsequence, by the quadratic
 /// textbook recurrence (deliberately not the engine's algorithm).

@@ -1,4 +1,5 @@
 import Testing
+import ListdTestSupport
 
 @testable import Server
 
@@ -31,7 +32,7 @@ import Testing
     @Test func matchesAModel() {
         let seed = UInt64.random(in: 0...UInt64.max)
         print("TimerHeapTests.matchesAModel seed \(seed)")
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         for _ in 0..<200 {
             var heap = TimerHeap()
             var model: [Int: UInt64] = [:]
@@ -69,15 +70,3 @@ import Testing
     }
 }
 
-/// A small seeded generator, so a failing case can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

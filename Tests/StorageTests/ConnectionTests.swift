@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import ListdTestSupport
 
 @testable import Storage
 
