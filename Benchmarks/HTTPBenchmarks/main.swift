@@ -95,6 +95,9 @@ final class ParkingHandler: HTTPHandler {
             let stats = server.withLock { $0?.stats }
             let text = #"{"rss":\#(residentBytes()),"parked":\#(stats?.parkedRequests ?? -1),"open":\#(stats?.openConnections ?? -1)}"#
             responder.respond(Response(headers: ["Content-Type": "application/json"], body: Array(text.utf8)))
+        case "/probe":
+            // The same answer a parked request gets, so the client learns its length.
+            responder.respond(Response(headers: ["Content-Type": "application/json"], body: body))
         case "/release":
             let waiting = parked.withLock { list -> [Responder] in
                 defer { list = [] }
@@ -166,6 +169,9 @@ final class Client {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// The length of the last whole response `readResponse` returned, head included.
+    var lastResponseLength = 0
+
     /// Reads one whole response (head and Content-Length body); returns its body.
     func readResponse() -> [UInt8]? {
         var chunk = [UInt8](repeating: 0, count: 16384)
@@ -178,6 +184,7 @@ final class Client {
                 }
                 if buffer.count >= end + 4 + length {
                     let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+                    lastResponseLength = end + 4 + length
                     buffer.removeFirst(end + 4 + length)
                     return body
                 }
@@ -264,6 +271,19 @@ struct AnswerCollector {
     }
 }
 
+/// The full length (head and body) of the answer every parked request gets:
+/// the server answers `/probe` the same way. The head's date has a fixed width.
+func parkedAnswerLength(port: Int, body: [UInt8]) -> Int {
+    guard let client = Client(port: port) else { exit(1) }
+    defer { close(client.fd) }
+    client.send("GET /probe HTTP/1.1\r\nHost: bench\r\n\r\n")
+    guard let answer = client.readResponse(), answer == body else {
+        print("probe: unexpected answer")
+        exit(1)
+    }
+    return client.lastResponseLength
+}
+
 func parkedClient(_ arguments: [String]) {
     guard let port = arguments.first.flatMap({ Int($0) }) else {
         print("usage: HTTPBenchmarks parked-client PORT [COUNT]")
@@ -302,16 +322,19 @@ func parkedClient(_ arguments: [String]) {
     }
 
     guard let trigger = Client(port: port) else { exit(1) }
+    // Every parked connection gets the same answer; its length tells when one is complete.
+    let expectedLength = parkedAnswerLength(port: port, body: probeBody)
     let start = monotonicSeconds()
     trigger.send("GET /release HTTP/1.1\r\nHost: b\r\n\r\n")
-    // The release answer says how long the server took to hand every answer
-    // to its socket; its own head tells the length of a parked answer's head.
+    // The parked answers are read while the server is still writing them (on
+    // the other core), not after the release answer: that one comes only once
+    // the server has written them all.
+    let answered = collector.collect(clients: clients, expectedLength: expectedLength, timeout: 30)
+    let elapsed = monotonicSeconds() - start
+    // The release answer says how long the server took to hand every answer to its socket.
     guard let releaseBody = trigger.readResponse() else { exit(1) }
     let releaseText = String(decoding: releaseBody, as: UTF8.self)
     let serverMs = releaseText.split(separator: " ").last.flatMap { Double($0) } ?? -1
-    let headLength = Int(releaseText.split(separator: " ").dropFirst(2).first ?? "") ?? 0
-    let answered = collector.collect(clients: clients, expectedLength: headLength + probeBody.count, timeout: 30)
-    let elapsed = monotonicSeconds() - start
     if let hold = ProcessInfo.processInfo.environment["PARKED_HOLD"].flatMap(Double.init) {
         // Keep the connections open so a profile of the event does not include closing them.
         usleep(UInt32(hold * 1_000_000))

@@ -53,13 +53,31 @@ func responseEnd(_ bytes: UnsafeRawBufferPointer) -> Int? {
         break
     }
     guard headEnd >= 0 else { return nil }
-    let head = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<headEnd]), as: UTF8.self).lowercased()
+    // Byte-wise rather than through String and Foundation: the parked figure
+    // reads 10,000 answers while listd writes them on the same 2 cores, so
+    // the client's own parsing must stay cheap.
+    let field = Array("\r\ncontent-length:".utf8)
     var length = 0
-    if let range = head.range(of: "\r\ncontent-length:") {
-        length = Int(head[range.upperBound...].drop { $0 == " " }.prefix { $0.isNumber }) ?? 0
+    var index = 0
+    search: while index + field.count <= headEnd {
+        for offset in 0..<field.count where asciiLowercased(bytes[index + offset]) != field[offset] {
+            index += 1
+            continue search
+        }
+        var digit = index + field.count
+        while digit < headEnd, bytes[digit] == UInt8(ascii: " ") { digit += 1 }
+        while digit < headEnd, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[digit]) {
+            length = length * 10 + Int(bytes[digit] - UInt8(ascii: "0"))
+            digit += 1
+        }
+        break
     }
     let end = headEnd + 4 + length
     return bytes.count >= end ? end : nil
+}
+
+private func asciiLowercased(_ byte: UInt8) -> UInt8 {
+    (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
 }
 
 /// A blocking keep-alive HTTP/1.1 connection to 127.0.0.1.
