@@ -44,7 +44,7 @@ let package = Package(
         .target(
             name: "Server",
             dependencies: [
-                "HTTP", "CSystem",
+                "HTTP", "CSystem", "JSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
