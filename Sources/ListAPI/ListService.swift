@@ -113,6 +113,11 @@ public final class ListService: HTTPHandler {
         }
     }
 
+    /// The server's own refusals (408, 413, 431, 503, …) as listd's problem+json.
+    public func errorResponse(status: HTTPStatus, detail: String) -> Response {
+        Problem.refused(status: status, detail: detail).response()
+    }
+
     /// The problem to answer for an error a handler threw.
     func problem(for error: any Error) -> Problem {
         if let problem = error as? Problem { return problem }
