@@ -2,6 +2,7 @@ import CSystem
 import Glibc
 import HTTP
 import Logging
+import POSIXIO
 import Synchronization
 
 /// listd's HTTP/1.1 server: one epoll event loop thread per core, each with
