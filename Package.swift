@@ -135,7 +135,13 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
-        .testTarget(name: "ListAPITests", dependencies: ["ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
+        .testTarget(
+            name: "ListAPITests",
+            dependencies: [
+                "ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(
             name: "ListClientTests",
             dependencies: [
