@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(
             name: "ListClientTests",
             dependencies: [
-                "ListClient", "ListClientNetworking", "Server", "listd", "ListdTestSupport", "SectionDiff", "JSON",
+                "ListClient", "ListClientNetworking", "listd", "ListdTestSupport", "SectionDiff", "JSON",
                 "ReactiveCore",
             ]
         ),

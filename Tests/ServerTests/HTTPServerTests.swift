@@ -140,7 +140,7 @@ import Testing
         #expect(waited >= 200_000_000)
     }
 
-    @Test func parseErrorsAreProblemResponses() throws {
+    @Test func parseErrorsAreRefusalsWithTheDetail() throws {
         let (server, port) = try startServer { _, responder in responder.respond(ok("x")) }
         defer { stop(server) }
         let client = try TestClient(port: port)
