@@ -14,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     ],
     targets: [
         // MARK: System libraries and C shims
@@ -26,11 +29,12 @@ let package = Package(
 
         // MARK: Foundations with no dependencies
         .target(name: "ReactiveCore"),
+        .target(name: "ReactiveTesting", dependencies: ["ReactiveCore"]),
         .target(name: "SectionDiff"),
         .target(name: "JSON"),
 
         // MARK: Storage
-        .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "Storage", dependencies: ["CSQLite", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "ListStore",
             dependencies: [
@@ -41,10 +45,11 @@ let package = Package(
 
         // MARK: HTTP
         .target(name: "HTTP"),
+        .target(name: "POSIXIO", dependencies: ["CSystem"]),
         .target(
             name: "Server",
             dependencies: [
-                "HTTP", "CSystem", "JSON",
+                "HTTP", "POSIXIO", "CSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -56,16 +61,21 @@ let package = Package(
             dependencies: [
                 "HTTP", "Server", "ListStore", "JSON", "SectionDiff", "ReactiveCore",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // MARK: The client (no FoundationNetworking in ListClient: listd links it)
+        // MARK: The clients (no FoundationNetworking in ListClient: listd links it)
+        .target(name: "HTTPClient", dependencies: ["HTTP", "POSIXIO", "CSystem"]),
         .target(name: "ListClient", dependencies: ["ReactiveCore", "SectionDiff", "JSON"]),
         .target(name: "ListClientNetworking", dependencies: ["ListClient"]),
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListAPI", "Server", "ListStore", "Storage", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
+                "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "ListClient",
+                "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -80,7 +90,7 @@ let package = Package(
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
         .executableTarget(
             name: "HTTPBenchmarks",
-            dependencies: ["Server", "HTTP", "CSystem", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/HTTPBenchmarks",
             exclude: ["README.md", "nginx.conf", "body.json", "run.sh"]
         ),
@@ -111,7 +121,7 @@ let package = Package(
         ),
 
         // MARK: Tests, one target per module
-        .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore"]),
+        .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore", "ReactiveTesting"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
         .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage"]),
@@ -123,15 +133,23 @@ let package = Package(
             name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
             exclude: ["README.md"]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
-        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem", "ListdTestSupport"]),
-        .testTarget(name: "ListAPITests", dependencies: ["ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),
+        .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
+        .testTarget(
+            name: "ListAPITests",
+            dependencies: [
+                "ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]),
         .testTarget(
             name: "ListClientTests",
             dependencies: [
-                "ListClient", "ListClientNetworking", "Server", "listd", "ListdTestSupport", "SectionDiff", "JSON",
+                "ListClient", "ListClientNetworking", "listd", "ListdTestSupport", "SectionDiff", "JSON",
                 "ReactiveCore",
             ]
         ),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "ListdTestSupport"]),
         .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "JSON"]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", path: "Tests/ListdTestSupport"),

@@ -50,7 +50,7 @@ public final class ListService: HTTPHandler {
         self.cacheSubscription = router.commits.asObservable()
             .filter { $0.deleted }
             .subscribe(onNext: { commit in cache.remove(commit.list) })
-        metrics.gauge("listd_parked_waiters", help: "Long-polls parked in the change hub.") { [hub] in
+        metrics.gauge("listd_parked_waiters") { [hub] in
             Double(hub.parkedCount)
         }
     }
@@ -113,6 +113,11 @@ public final class ListService: HTTPHandler {
         }
     }
 
+    /// The server's own refusals (408, 413, 431, 503, …) as listd's problem+json.
+    public func errorResponse(status: HTTPStatus, detail: String) -> Response {
+        Problem.refused(status: status, detail: detail).response()
+    }
+
     /// The problem to answer for an error a handler threw.
     func problem(for error: any Error) -> Problem {
         if let problem = error as? Problem { return problem }
@@ -122,10 +127,10 @@ public final class ListService: HTTPHandler {
 
     /// Records, logs and sends one answer.
     func finish(_ context: Context, _ responder: Responder, _ response: Response) {
-        let seconds = (ContinuousClock.now - context.started) / .seconds(1)
+        let elapsed = ContinuousClock.now - context.started
         metrics.request(
             route: context.route, method: context.request.method.rawValue, status: response.status.code,
-            seconds: seconds)
+            duration: elapsed)
         if response.status.code >= 500 {
             logger.error(
                 "request failed",
@@ -138,7 +143,7 @@ public final class ListService: HTTPHandler {
                 "\(context.request.method) \(context.request.head.target) \(response.status.code)",
                 metadata: [
                     "remote": "\(context.request.remoteAddress)",
-                    "ms": "\(String(format: "%.2f", seconds * 1000))",
+                    "ms": "\(String(format: "%.2f", elapsed / .milliseconds(1)))",
                 ])
         }
         responder.respond(response)

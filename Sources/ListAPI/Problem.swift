@@ -61,6 +61,31 @@ public struct Problem: Error, Sendable, Equatable {
 // MARK: - The catalogue
 
 extension Problem {
+    /// The problem for a request the HTTP server refused before routing it
+    /// (408, 413, 414, 431, 503, the parser's 400s), typed by its status.
+    static func refused(status: HTTPStatus, detail: String) -> Problem {
+        Problem(slug: refusalSlug(for: status), title: status.reasonPhrase, status: status.code, detail: detail)
+    }
+
+    /// The type slug of a refusal: fixed for the statuses the server sends,
+    /// else the reason phrase lower-cased with words joined by hyphens.
+    static func refusalSlug(for status: HTTPStatus) -> String {
+        switch status.code {
+        case 400: return "bad-request"
+        case 408: return "request-timeout"
+        case 413: return "content-too-large"
+        case 414: return "uri-too-long"
+        case 417: return "expectation-failed"
+        case 431: return "header-fields-too-large"
+        case 501: return "not-implemented"
+        case 503: return "service-unavailable"
+        case 505: return "http-version-not-supported"
+        default:
+            let words = status.reasonPhrase.lowercased().split { !$0.isLetter && !$0.isNumber }
+            return words.isEmpty ? "status-\(status.code)" : words.joined(separator: "-")
+        }
+    }
+
     /// 400: the body is not valid JSON.
     static func invalidJSON(_ detail: String) -> Problem {
         Problem(slug: "invalid-json", title: "The body is not valid JSON", status: 400, detail: detail)

@@ -1,4 +1,5 @@
 import HTTP
+import POSIXIO
 
 /// One accepted socket and what the loop keeps for it.
 ///

@@ -2,6 +2,7 @@ import CSystem
 import Glibc
 import HTTP
 import Logging
+import POSIXIO
 import Synchronization
 
 /// What other threads ask of a loop.
@@ -559,14 +560,14 @@ final class EventLoopCore {
         case .sendError(let status, let detail):
             timers.cancel(connection.slot)
             if status == .requestTimeout { context.counters.timeouts.add(1, ordering: .relaxed) }
-            var extra: HTTPHeaders = [:]
+            var refusal = context.handler.errorResponse(status: status, detail: detail)
             if status == .serviceUnavailable {
-                extra.add(name: "Retry-After", value: String(Int.random(in: context.configuration.retryAfterSeconds)))
+                refusal.headers.add(
+                    name: "Retry-After", value: String(Int.random(in: context.configuration.retryAfterSeconds)))
             }
-            let problem = ProblemResponse.make(status: status, detail: detail, headers: extra)
             connection.output.append(
-                ResponseSerializer.head(problem, requestMethod: .get, version: .http1_1, keepAlive: false, date: date()))
-            connection.output.append(problem.body)
+                ResponseSerializer.head(refusal, requestMethod: .get, version: .http1_1, keepAlive: false, date: date()))
+            connection.output.append(refusal.body)
         case .linger:
             try? System.shutdown(connection.fd, how: Int32(SHUT_WR))
             timers.schedule(connection.slot, at: now + lingerTimeout)

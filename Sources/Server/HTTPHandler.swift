@@ -12,4 +12,19 @@ public protocol HTTPHandler: Sendable {
     /// through `responder`, at once or later from any thread. Requests on one
     /// connection reach the handler one at a time, in order.
     func handle(_ request: Request, responder: Responder)
+
+    /// The response the server sends when it refuses a request before any
+    /// handler runs (a slow or oversized head, a body too large, the parser's
+    /// 400s, 503 at the connection limit), with `detail` saying what was wrong.
+    ///
+    /// Called on an event loop thread; it must not block. The server adds
+    /// `Retry-After` to a 503 and closes the connection after sending it.
+    /// The default is ``ErrorResponse/plainText(status:detail:)``.
+    func errorResponse(status: HTTPStatus, detail: String) -> Response
+}
+
+extension HTTPHandler {
+    public func errorResponse(status: HTTPStatus, detail: String) -> Response {
+        ErrorResponse.plainText(status: status, detail: detail)
+    }
 }

@@ -2,9 +2,10 @@ import CSystem
 import Glibc
 import HTTP
 import Logging
+import POSIXIO
 import Synchronization
 
-/// listd's HTTP/1.1 server: one epoll event loop thread per core, each with
+/// An HTTP/1.1 server: one epoll event loop thread per core, each with
 /// its own listening socket on the same port.
 ///
 /// Why SO_REUSEPORT listeners rather than one acceptor: the kernel spreads
@@ -88,7 +89,7 @@ public final class HTTPServer: Sendable {
                 try EventLoopCore.registerSources(selector: selector, listener: listener, wakeFD: loop.wakeFD)
                 let core = Handoff(EventLoopCore(loop: loop, context: context, selector: selector, listener: listener))
                 loops.append(loop)
-                threads.append(try System.spawnThread(name: "listd-loop-\(index)") { core.take().run() })
+                threads.append(try System.spawnThread(name: "http-loop-\(index)") { core.take().run() })
             }
         } catch {
             // Loops already running own their listeners; close the rest and stop them.
@@ -148,7 +149,7 @@ public final class HTTPServer: Sendable {
         try System.forwardSignal(SIGINT, toEventFD: fd)
         state.withLock { $0.signalFD = fd }
         let drainTimeout = configuration.drainTimeout
-        let thread = try System.spawnThread(name: "listd-signals") { [self] in
+        let thread = try System.spawnThread(name: "http-signals") { [self] in
             while true {
                 guard (try? System.eventFDWait(fd)) != nil else { continue }
                 let stopped = state.withLock { state -> Bool in

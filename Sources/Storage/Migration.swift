@@ -1,3 +1,5 @@
+import Crypto
+
 /// One schema change: a numbered SQL script, applied once per database.
 ///
 /// On disk a migration is `Migrations/NNNN_name.sql`: at least four digits
@@ -17,7 +19,7 @@ public struct Migration: Sendable, Hashable {
     /// A migration whose checksum is computed from `sql`'s UTF-8 bytes, which
     /// equals the checksum of a file holding exactly that text.
     public init(id: Int, name: String, sql: String) {
-        self.init(id: id, name: name, sql: sql, checksum: SHA256.hexDigest(sql.utf8))
+        self.init(id: id, name: name, sql: sql, checksum: Migration.checksum(of: Array(sql.utf8)))
     }
 
     /// A migration with a checksum computed elsewhere.
@@ -66,4 +68,19 @@ public struct AppliedMigration: Sendable, Hashable {
     public var checksum: String
     /// When it was applied, as ISO 8601 UTC text (`2025-01-31T12:00:00.000Z`).
     public var appliedAt: String
+}
+
+extension Migration {
+    /// The fingerprint recorded for a migration file: SHA-256 of its bytes as
+    /// 64 lowercase hex digits, so a file edited after it was applied is caught.
+    public static func checksum(of bytes: [UInt8]) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        for byte in SHA256.hash(data: bytes) {
+            text.append(hex[Int(byte >> 4)])
+            text.append(hex[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
 }

@@ -52,7 +52,7 @@ public struct Migrator: Sendable {
             guard let sql = String(validating: bytes, as: UTF8.self) else {
                 throw .unreadable(path: file.path, reason: "the file is not valid UTF-8")
             }
-            loaded.append(Migration(id: id, name: name, sql: sql, checksum: SHA256.hexDigest(bytes)))
+            loaded.append(Migration(id: id, name: name, sql: sql, checksum: Migration.checksum(of: bytes)))
         }
         try Migrator.validate(loaded)
         self.migrations = loaded.sorted { $0.id < $1.id }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Server
+import HTTPClient
 
 /// `listd health`: exits 0 when a listd answers its health endpoint with 200.
 /// The container image uses it as its HEALTHCHECK (the image has no curl).

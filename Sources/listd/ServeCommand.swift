@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreMetrics
 import Foundation
 import HTTP
 import ListAPI
@@ -6,6 +7,7 @@ import ListStore
 import Logging
 import Server
 import Storage
+import Synchronization
 
 /// `listd serve`: runs the HTTP server on a SQLite file until SIGTERM or SIGINT.
 struct ServeCommand: AsyncParsableCommand {
@@ -27,9 +29,11 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = try options.logging.bootstrap(env)
         let settings = try Settings(options, env)
 
-        let metrics = ServiceMetrics()
+        let backend = PrometheusBackend()
+        Self.bootstrapMetrics(backend)
+        let metrics = ServiceMetrics(factory: backend, exposition: backend.exposition)
         var storeConfiguration = settings.store
-        storeConfiguration.onGroupCommit = { writes in metrics.groupCommitSize.observe(Double(writes)) }
+        storeConfiguration.onGroupCommit = { writes in metrics.groupCommit(writes: writes) }
         let store: SQLiteStore
         do {
             if settings.migrate == false {
@@ -43,15 +47,9 @@ struct ServeCommand: AsyncParsableCommand {
         let service = ListService(store: store, configuration: settings.service, metrics: metrics, logger: logger)
         let server = HTTPServer(configuration: settings.server, handler: service, logger: logger)
         server.onShutdown { service.shutdown() }
-        service.metrics.gauge("listd_open_connections", help: "Open HTTP connections.") {
-            Double(server.stats.openConnections)
-        }
-        metrics.counterFunction("listd_store_writes_total", help: "Writes committed since start.") {
-            Double(store.counters.writes)
-        }
-        metrics.counterFunction("listd_store_commits_total", help: "Group commits (transactions, fsyncs) since start.") {
-            Double(store.counters.commits)
-        }
+        metrics.gauge("listd_open_connections") { Double(server.stats.openConnections) }
+        metrics.counterFunction("listd_store_writes_total") { Double(store.counters.writes) }
+        metrics.counterFunction("listd_store_commits_total") { Double(store.counters.commits) }
 
         let port: Int
         do {
@@ -99,6 +97,18 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as SQLiteError {
             throw CommandFailure("cannot open the database \(database): \(error)")
         }
+    }
+
+    private static let metricsBootstrapped = Atomic<Bool>(false)
+
+    /// Makes `backend` the process's swift-metrics backend, so libraries that
+    /// record through `MetricsSystem` show in `/metrics` too. Once per
+    /// process: swift-metrics allows one bootstrap (tests may serve twice).
+    static func bootstrapMetrics(_ backend: PrometheusBackend) {
+        guard metricsBootstrapped.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else {
+            return
+        }
+        MetricsSystem.bootstrap(backend)
     }
 
     static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }

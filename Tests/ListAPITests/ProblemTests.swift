@@ -1,5 +1,6 @@
 import Testing
 import HTTP
+import JSON
 @testable import ListAPI
 
 @Suite struct ProblemTests {
@@ -23,5 +24,24 @@ import HTTP
         let response = Problem.unauthorized("no token").response()
         #expect(response.status.code == 401)
         #expect(response.headers["WWW-Authenticate"]?.hasPrefix("Bearer") == true)
+    }
+}
+
+@Suite struct RefusalProblemTests {
+    @Test func theServersRefusalsAreListdProblems() throws {
+        let detail = "bad \"field\"\\ with\nnewline and \u{01}"
+        let response = Problem.refused(status: .requestHeaderFieldsTooLarge, detail: detail).response()
+        #expect(response.status == .requestHeaderFieldsTooLarge)
+        #expect(response.headers["Content-Type"] == "application/problem+json")
+        let value = try JSONValue(parsing: response.body)
+        #expect(value["type"]?.stringValue == "https://listd.dev/problems/header-fields-too-large")
+        #expect(value["title"]?.stringValue == "Request Header Fields Too Large")
+        #expect(value["detail"]?.stringValue == detail)
+    }
+
+    @Test func slugsForOtherStatusesComeFromTheReason() {
+        #expect(Problem.refusalSlug(for: .requestTimeout) == "request-timeout")
+        #expect(Problem.refusalSlug(for: .serviceUnavailable) == "service-unavailable")
+        #expect(Problem.refusalSlug(for: HTTPStatus(code: 418, reasonPhrase: "I'm a teapot")) == "i-m-a-teapot")
     }
 }

@@ -1,3 +1,4 @@
+import ReactiveTesting
 import Testing
 
 @testable import ReactiveCore

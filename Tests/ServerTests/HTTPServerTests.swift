@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import HTTP
+import POSIXIO
 import Synchronization
 import Testing
 
@@ -108,10 +109,11 @@ import Testing
         client.send("GET / HTTP/1.1\r\nHo")
         let reply = try client.readReply()
         #expect(reply.status == 408)
-        #expect(reply.header("content-type") == "application/problem+json")
+        // The server knows no application's error format: a neutral plain body.
+        #expect(reply.header("content-type") == "text/plain; charset=utf-8")
         #expect(reply.header("connection") == "close")
-        #expect(reply.text.contains(#""type":"https://listd.dev/problems/request-timeout""#))
-        #expect(reply.text.contains(#""status":408"#))
+        #expect(!reply.text.contains("listd"))
+        #expect(reply.text.hasSuffix("\n"))
         #expect(client.closesWithoutMoreBytes())
         #expect(server.stats.requestTimeouts >= 1)
     }
@@ -138,16 +140,39 @@ import Testing
         #expect(waited >= 200_000_000)
     }
 
-    @Test func parseErrorsAreProblemResponses() throws {
+    @Test func parseErrorsAreRefusalsWithTheDetail() throws {
         let (server, port) = try startServer { _, responder in responder.respond(ok("x")) }
         defer { stop(server) }
         let client = try TestClient(port: port)
         client.send("GET / HTTP/1.1\r\n\r\n")
         let reply = try client.readReply()
         #expect(reply.status == 400)
-        #expect(reply.header("content-type") == "application/problem+json")
-        #expect(reply.text.contains(#""detail":"#))
+        #expect(reply.header("content-type") == "text/plain; charset=utf-8")
+        #expect(reply.text.contains("Host"))
         #expect(client.closesWithoutMoreBytes())
+    }
+
+    @Test func theApplicationRendersTheServersRefusals() throws {
+        let (server, port) = try startServer({ $0.maxConnections = 1; $0.eventLoops = 1 }, handling: BrandedRefusalHandler())
+        defer { stop(server) }
+        let slow = try TestClient(port: port)
+        slow.send("GET / HTTP/1.1\r\nHo")
+        let timeout = try slow.readReply()
+        #expect(timeout.status == 408)
+        #expect(timeout.header("content-type") == "application/x-branded")
+        #expect(timeout.text.hasPrefix("branded 408: "))
+        #expect(slow.closesWithoutMoreBytes())
+        #expect(eventually { server.stats.openConnections == 0 })
+        let first = try TestClient(port: port)
+        first.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try first.readReply().status == 200)
+        let second = try TestClient(port: port)
+        second.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        let refused = try second.readReply()
+        #expect(refused.status == 503)
+        #expect(refused.text.hasPrefix("branded 503: "))
+        // The server still adds what HTTP needs to the application's answer.
+        #expect(refused.header("retry-after").flatMap { Int($0) } != nil)
     }
 
     @Test func connectionLimitAnswers503WithRetryAfter() throws {

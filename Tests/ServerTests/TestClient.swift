@@ -2,6 +2,7 @@ import CSystem
 import Glibc
 import HTTP
 import Logging
+import POSIXIO
 import Synchronization
 
 @testable import Server
@@ -173,9 +174,28 @@ func eventually(_ seconds: Double = 2, _ condition: () -> Bool) -> Bool {
 }
 
 /// Starts a server on 127.0.0.1:0 with short timeouts.
+/// A handler that renders the server's refusals in its own format.
+struct BrandedRefusalHandler: HTTPHandler {
+    func handle(_ request: Request, responder: Responder) {
+        responder.respond(Response(status: .ok, headers: [:], body: Array("x".utf8)))
+    }
+
+    func errorResponse(status: HTTPStatus, detail: String) -> Response {
+        Response(
+            status: status, headers: ["Content-Type": "application/x-branded"],
+            body: Array("branded \(status.code): \(detail)".utf8))
+    }
+}
+
 func startServer(
     _ configure: (inout ServerConfiguration) -> Void = { _ in },
     handler: @escaping @Sendable (Request, Responder) -> Void
+) throws -> (HTTPServer, Int) {
+    try startServer(configure, handling: ClosureHandler(body: handler))
+}
+
+func startServer(
+    _ configure: (inout ServerConfiguration) -> Void = { _ in }, handling handler: some HTTPHandler
 ) throws -> (HTTPServer, Int) {
     var configuration = ServerConfiguration(
         host: "127.0.0.1", port: 0, eventLoops: 2,
@@ -185,7 +205,7 @@ func startServer(
     configure(&configuration)
     var logger = Logger(label: "test")
     logger.logLevel = .error
-    let server = HTTPServer(configuration: configuration, handler: ClosureHandler(body: handler), logger: logger)
+    let server = HTTPServer(configuration: configuration, handler: handler, logger: logger)
     let port = try server.start()
     return (server, port)
 }

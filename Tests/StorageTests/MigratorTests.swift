@@ -49,7 +49,7 @@ import Testing
         #expect(migrator.migrations.map(\.id) == [1, 2, 3])
         #expect(migrator.migrations.map(\.name) == ["create_lists", "create_items", "add-epoch"])
         #expect(migrator.migrations[0].sql == Self.createLists)
-        #expect(migrator.migrations[0].checksum == SHA256.hexDigest(Self.createLists.utf8))
+        #expect(migrator.migrations[0].checksum == Migration.checksum(of: Array(Self.createLists.utf8)))
         #expect(migrator.migrations[0] == Migration(id: 1, name: "create_lists", sql: Self.createLists))
         #expect(migrator.migrations[2].fileName == "0003_add-epoch.sql")
     }

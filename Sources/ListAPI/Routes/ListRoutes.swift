@@ -14,11 +14,16 @@ extension ListService {
         }
     }
 
-    /// `GET /metrics`: Prometheus text format.
-    func metricsText(_ context: Context) -> Response {
+    /// `GET /metrics`: the exposition of the metrics backend listd was given
+    /// (Prometheus text format under `listd serve`).
+    func metricsText(_ context: Context) throws(Problem) -> Response {
+        guard let exposition = metrics.exposition else {
+            throw Problem.noRoute(context.request.method, context.request.path)
+        }
+        metrics.sample()
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
-        return Response(status: .ok, headers: headers, body: Array(metrics.render().utf8))
+        headers.add(name: "Content-Type", value: exposition.contentType)
+        return Response(status: .ok, headers: headers, body: exposition.render())
     }
 
     /// `GET /lists?limit=&after=`: lists in id order, a page at a time.

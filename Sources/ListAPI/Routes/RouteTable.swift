@@ -9,7 +9,7 @@ extension ListService {
             router.add(method, pattern, Route(access: access, action: action))
         }
         add(.get, "/healthz", nil, .sync { service, context in service.health(context) })
-        add(.get, "/metrics", .read, .sync { service, context in service.metricsText(context) })
+        add(.get, "/metrics", .read, .sync { service, context in try service.metricsText(context) })
 
         add(.get, "/lists", .read, .async { service, context in try await service.listLists(context) })
         add(.post, "/lists", .write, .async { service, context in try await service.createList(context) })

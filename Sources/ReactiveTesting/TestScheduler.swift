@@ -1,3 +1,4 @@
+import ReactiveCore
 import Synchronization
 
 /// A virtual-time scheduler with the tools of marble tests, after RxTest.
@@ -135,7 +136,7 @@ public final class TestableObservable<Element: Sendable>: ObservableType {
     /// The script.
     public let recordedEvents: [Recorded<Event<Element>>]
     private let hot: Bool
-    private let core = SubjectCore<Element>(replay: 0)
+    private let core = PublishSubject<Element>()
     private let log = Mutex<[Subscription]>([])
 
     init(scheduler: TestScheduler, events: [Recorded<Event<Element>>], hot: Bool) {
@@ -155,7 +156,7 @@ public final class TestableObservable<Element: Sendable>: ObservableType {
 
     /// Subscribes; hot: to the shared script; cold: to a fresh run of the script.
     public func asObservable() -> Observable<Element> {
-        Observable { observer, _ in self.subscribe(observer) }
+        Observable.create { observer in self.subscribe(observer) }
     }
 
     private func subscribe(_ observer: AnyObserver<Element>) -> any Disposable {
@@ -166,9 +167,9 @@ public final class TestableObservable<Element: Sendable>: ObservableType {
         }
         let inner: any Disposable
         if hot {
-            inner = core.subscribe(observer)
+            inner = core.asObservable().subscribe(observer)
         } else {
-            let guarded = SerializedObserver(observer)
+            let guarded = ScriptObserver(observer)
             let group = CompositeDisposable()
             let start = scheduler.clock
             for recorded in recordedEvents {
@@ -189,4 +190,22 @@ public final class TestableObservable<Element: Sendable>: ObservableType {
             log[index] = Subscription(log[index].subscribe, time)
         }
     }
+}
+
+/// Delivers a cold script's events to one observer until it is disposed or
+/// the script ends; events after that are dropped, as the contract requires.
+private final class ScriptObserver<Element: Sendable>: Disposable {
+    private let observer: Mutex<AnyObserver<Element>?>
+
+    init(_ observer: AnyObserver<Element>) { self.observer = Mutex(observer) }
+
+    func on(_ event: Event<Element>) {
+        let target = observer.withLock { current -> AnyObserver<Element>? in
+            defer { if event.isStopEvent { current = nil } }
+            return current
+        }
+        target?.on(event)
+    }
+
+    func dispose() { observer.withLock { $0 = nil } }
 }

@@ -1,6 +1,6 @@
 import Glibc
 import Testing
-@testable import Server
+import POSIXIO
 
 @Suite struct SystemErrorTests {
     @Test func namesTheCallAndTheReason() {

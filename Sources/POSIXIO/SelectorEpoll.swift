@@ -3,10 +3,10 @@ import Glibc
 
 /// The epoll backend of `Selector` (level-triggered).
 extension Selector {
-    typealias BackendEvent = epoll_event
+    public typealias BackendEvent = epoll_event
 
     /// Creates a selector backed by a new epoll instance.
-    convenience init(capacity: Int = 512) throws(SystemError) {
+    public convenience init(capacity: Int = 512) throws(SystemError) {
         self.init(backend: try System.epollCreate(), capacity: capacity)
     }
 
@@ -18,21 +18,21 @@ extension Selector {
         return events
     }
 
-    func register(_ fd: Int32, interest: SelectorInterest, token: UInt64) throws(SystemError) {
+    public func register(_ fd: Int32, interest: SelectorInterest, token: UInt64) throws(SystemError) {
         try System.epollControl(backend, EPOLL_CTL_ADD, fd, events: Self.mask(interest), data: token)
     }
 
-    func reregister(_ fd: Int32, interest: SelectorInterest, token: UInt64) throws(SystemError) {
+    public func reregister(_ fd: Int32, interest: SelectorInterest, token: UInt64) throws(SystemError) {
         try System.epollControl(backend, EPOLL_CTL_MOD, fd, events: Self.mask(interest), data: token)
     }
 
-    func deregister(_ fd: Int32) throws(SystemError) {
+    public func deregister(_ fd: Int32) throws(SystemError) {
         try System.epollControl(backend, EPOLL_CTL_DEL, fd, events: 0, data: 0)
     }
 
     /// Waits up to `timeoutMilliseconds` (-1: forever), calls `woke` once the
     /// wait is over, then `body` for each event.
-    func whenReady(
+    public func whenReady(
         timeoutMilliseconds: Int32, woke: () -> Void = {}, _ body: (SelectorEvent) -> Void
     ) throws(SystemError) {
         let count = try System.epollWait(backend, into: eventBuffer, timeoutMilliseconds: timeoutMilliseconds)

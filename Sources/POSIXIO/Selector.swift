@@ -1,24 +1,26 @@
 /// What a registration wants to hear about.
-struct SelectorInterest: OptionSet, Hashable {
-    let rawValue: UInt8
+public struct SelectorInterest: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Bytes (or a connection, for a listener) are ready to read.
-    static let readable = SelectorInterest(rawValue: 1 << 0)
+    public static let readable = SelectorInterest(rawValue: 1 << 0)
     /// The socket's send buffer has room again.
-    static let writable = SelectorInterest(rawValue: 1 << 1)
+    public static let writable = SelectorInterest(rawValue: 1 << 1)
     /// The peer shut down its sending side; wanted even while not reading,
     /// so a parked request learns that its client went away.
-    static let readHangup = SelectorInterest(rawValue: 1 << 2)
+    public static let readHangup = SelectorInterest(rawValue: 1 << 2)
 }
 
 /// One readiness event: the registration's token and what happened.
-struct SelectorEvent {
+public struct SelectorEvent: Sendable {
     /// The token given at registration.
-    var token: UInt64
-    var readable: Bool
-    var writable: Bool
+    public var token: UInt64
+    public var readable: Bool
+    public var writable: Bool
     /// The peer closed its side (or the socket has an error): read to find out.
-    var hangup: Bool
+    public var hangup: Bool
 }
 
 /// A readiness selector over file descriptors, each registered with a token.
@@ -26,9 +28,9 @@ struct SelectorEvent {
 /// Why generic over the backend: the event loop talks only to this interface;
 /// the Linux implementation is in `SelectorEpoll.swift` (level-triggered
 /// epoll). The selector is confined to its loop's thread.
-final class Selector {
+public final class Selector {
     /// The backend's descriptor (the epoll instance).
-    let backend: Int32
+    public let backend: Int32
     /// Reused buffer for the events of one wait.
     var eventBuffer: UnsafeMutableBufferPointer<BackendEvent>
 

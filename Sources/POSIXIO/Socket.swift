@@ -6,15 +6,15 @@ import Glibc
 /// Every socket is non-blocking and close-on-exec; every accepted socket has
 /// TCP_NODELAY, since responses go out in one vectored write and Nagle would
 /// only delay the last segment.
-enum Socket {
+public enum Socket {
     /// An IPv4 or IPv6 address parsed from a numeric host string.
-    struct Address {
-        var storage = sockaddr_storage()
-        var length: socklen_t = 0
-        var family: Int32 = AF_INET
+    public struct Address {
+        public var storage = sockaddr_storage()
+        public var length: socklen_t = 0
+        public var family: Int32 = AF_INET
 
         /// Parses `host` (numeric IPv4 or IPv6, or "localhost") with `port`.
-        init(host: String, port: Int) throws(SystemError) {
+        public init(host: String, port: Int) throws(SystemError) {
             let name = host == "localhost" ? "127.0.0.1" : host
             var v4 = sockaddr_in()
             if inet_pton(AF_INET, name, &v4.sin_addr) == 1 {
@@ -44,7 +44,7 @@ enum Socket {
 
     /// Creates a listening socket on `address` with SO_REUSEADDR and, when
     /// `reusePort`, SO_REUSEPORT (one listener per event loop on one port).
-    static func listen(on address: Address, reusePort: Bool, backlog: Int32) throws(SystemError) -> Int32 {
+    public static func listen(on address: Address, reusePort: Bool, backlog: Int32) throws(SystemError) -> Int32 {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let fd = try System.socket(domain: address.family, type: type)
         do {
@@ -72,7 +72,7 @@ enum Socket {
     /// Listeners with SO_REUSEPORT share a port with any other such socket of
     /// the same user, so a second listd started on a busy port would silently
     /// take half its connections; this probe makes that an EADDRINUSE instead.
-    static func probeFreePort(_ address: Address) throws(SystemError) -> Int {
+    public static func probeFreePort(_ address: Address) throws(SystemError) -> Int {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let fd = try System.socket(domain: address.family, type: type)
         defer { System.close(fd) }
@@ -87,7 +87,7 @@ enum Socket {
     }
 
     /// The port a socket is bound to (after binding port 0).
-    static func boundPort(_ fd: Int32) throws(SystemError) -> Int {
+    public static func boundPort(_ fd: Int32) throws(SystemError) -> Int {
         let storage = try System.localAddress(fd)
         return withUnsafeBytes(of: storage) { raw in
             if Int32(raw.load(as: sa_family_t.self)) == AF_INET6 {
@@ -98,13 +98,13 @@ enum Socket {
     }
 
     /// Options for a freshly accepted connection.
-    static func configureAccepted(_ fd: Int32) {
+    public static func configureAccepted(_ fd: Int32) {
         // Best effort: a socket without TCP_NODELAY still works, only slower.
         try? System.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
     }
 
     /// "ip:port" for a peer address, as handlers see it in `Request.remoteAddress`.
-    static func describe(_ storage: sockaddr_storage) -> String {
+    public static func describe(_ storage: sockaddr_storage) -> String {
         withUnsafeBytes(of: storage) { raw -> String in
             var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
             let family = Int32(raw.load(as: sa_family_t.self))

@@ -1,3 +1,5 @@
+import ReactiveCore
+
 /// A time on a `TestScheduler`, in ticks.
 public typealias TestTime = Int
 

@@ -1,28 +1,38 @@
 import CSystem
 import Glibc
+import HTTP
+import POSIXIO
 import Synchronization
 
 /// One HTTP/1.1 request over a blocking socket, for tools that must not link
-/// libcurl (`listd watch` in the runtime image).
+/// libcurl (`listd watch` and `listd health` in the runtime image).
 ///
 /// Why blocking: a call runs on a thread of its own (a long-poll waits minutes
 /// doing nothing), and blocking reads with `SO_RCVTIMEO` keep it short and easy
 /// to check. `cancel()` from any thread shuts the socket down, which wakes the
 /// blocked read at once and closes the connection, so the server releases the
-/// request. Each call uses a fresh connection (`Connection: close`).
+/// request.
+///
+/// With a ``ConnectionPool`` the call reuses an idle keep-alive connection to
+/// the same endpoint and gives it back after a complete response. When a
+/// reused connection turns out closed before any byte of the answer arrived
+/// (the server dropped it while idle), an idempotent request is sent once more
+/// on a new connection; a POST or PATCH is not, since the server may have
+/// acted on it. Without a pool each call uses a fresh connection and asks the
+/// server to close it (`Connection: close`).
 public final class HTTPClientCall: Sendable {
     /// What to send.
     public struct Request: Sendable {
-        /// `GET`, `POST`, …
-        public var method: String
+        /// The method.
+        public var method: HTTPMethod
         /// A host name or address (resolved with getaddrinfo).
         public var host: String
         /// The TCP port.
         public var port: Int
         /// The path with its query, as sent on the request line (`/lists/a?since=3`).
         public var target: String
-        /// Header fields; `Host`, `Content-Length` and `Connection` are added.
-        public var headers: [(name: String, value: String)]
+        /// Header fields; `Host`, `Content-Length` and `Connection` are set by the call.
+        public var headers: HTTPHeaders
         /// The body, if any.
         public var body: [UInt8]?
         /// How long the whole exchange may take.
@@ -30,7 +40,7 @@ public final class HTTPClientCall: Sendable {
 
         /// Creates a request.
         public init(
-            method: String, host: String, port: Int, target: String, headers: [(name: String, value: String)] = [],
+            method: HTTPMethod, host: String, port: Int, target: String, headers: HTTPHeaders = [:],
             body: [UInt8]? = nil, timeout: Duration
         ) {
             self.method = method
@@ -45,18 +55,12 @@ public final class HTTPClientCall: Sendable {
 
     /// What came back.
     public struct Response: Sendable {
-        /// The status code.
-        public var status: Int
+        /// The status.
+        public var status: HTTPStatus
         /// Header fields in order, names as the server wrote them.
-        public var headers: [(name: String, value: String)]
+        public var headers: HTTPHeaders
         /// The body, with any chunked coding removed.
         public var body: [UInt8]
-
-        /// The first header named `name` (case-insensitive).
-        public func header(_ name: String) -> String? {
-            let lowered = name.lowercased()
-            return headers.first { $0.name.lowercased() == lowered }?.value
-        }
     }
 
     /// The largest response head accepted.
@@ -70,9 +74,12 @@ public final class HTTPClientCall: Sendable {
     }
 
     private let state = Mutex(State())
+    private let pool: ConnectionPool?
 
-    /// A call that has not started.
-    public init() {}
+    /// A call that has not started; with `pool`, it reuses that pool's connections.
+    public init(pool: ConnectionPool? = nil) {
+        self.pool = pool
+    }
 
     /// Whether `cancel()` was called.
     public var isCancelled: Bool { state.withLock { $0.cancelled } }
@@ -87,13 +94,82 @@ public final class HTTPClientCall: Sendable {
         }
     }
 
-    /// Connects, sends `request` and reads the whole response. Blocks the calling thread.
+    /// Sends `request` and reads the whole response. Blocks the calling thread.
     ///
     /// Throws a `SystemError` naming the step that failed (resolve, connect, send,
     /// read, or the response's framing); ECANCELED when cancelled, ETIMEDOUT past the timeout.
     public func perform(_ request: Request) throws(SystemError) -> Response {
         guard (1...65_535).contains(request.port) else { throw SystemError(call: "connect (port out of range)", errno: EINVAL) }
         let deadline = System.monotonicNanoseconds() + UInt64(max(1, request.timeout / .milliseconds(1))) * 1_000_000
+        let endpoint = ConnectionPool.endpoint(host: request.host, port: request.port)
+        let head = head(request)
+        if let pool, let fd = pool.take(endpoint) {
+            switch try exchange(on: fd, request, head, deadline: deadline, endpoint: endpoint) {
+            case .answered(let response):
+                return response
+            case .staleConnection(let error):
+                // Only a request that may be repeated goes out again: the server
+                // may have acted on a POST before the connection failed.
+                guard request.method.isIdempotent else {
+                    throw SystemError(call: "\(error.call) (a reused connection failed; \(request.method) not retried)", errno: error.errno)
+                }
+            }
+        }
+        let fd = try connect(request, deadline: deadline)
+        switch try exchange(on: fd, request, head, deadline: deadline, endpoint: endpoint) {
+        case .answered(let response): return response
+        case .staleConnection(let error): throw error
+        }
+    }
+
+    private enum Outcome {
+        case answered(Response)
+        /// The connection failed before any byte of a response arrived.
+        case staleConnection(SystemError)
+    }
+
+    /// Sends on `fd` (owned from here on) and reads the answer; puts the
+    /// connection back in the pool when it can carry another request.
+    private func exchange(
+        on fd: Int32, _ request: Request, _ head: [UInt8], deadline: UInt64, endpoint: String
+    ) throws(SystemError) -> Outcome {
+        guard register(fd) else {
+            System.close(fd)
+            throw SystemError(call: "connect (cancelled)", errno: ECANCELED)
+        }
+        var reusable = false
+        defer {
+            let cancelled = state.withLock { state -> Bool in
+                state.fd = nil
+                return state.cancelled
+            }
+            if reusable && !cancelled, let pool { pool.put(fd, endpoint) } else { System.close(fd) }
+        }
+        var reader = ResponseReader(fd: fd, deadline: deadline, isCancelled: { [self] in isCancelled })
+        do throws(SystemError) {
+            try write(fd, head + (request.body ?? []), deadline: deadline)
+            let response = try reader.response(request.method)
+            reusable = pool != nil && reader.canCarryAnotherRequest(after: response)
+            return .answered(response)
+        } catch {
+            if isCancelled { throw SystemError(call: "\(error.call) (cancelled)", errno: ECANCELED) }
+            if reader.received == 0, error.errno == EPIPE || error.errno == ECONNRESET {
+                return .staleConnection(error)
+            }
+            throw error
+        }
+    }
+
+    private func register(_ fd: Int32) -> Bool {
+        state.withLock { state -> Bool in
+            if state.cancelled { return false }
+            state.fd = fd
+            return true
+        }
+    }
+
+    /// A new connection to the request's endpoint, trying each address in turn.
+    private func connect(_ request: Request, deadline: UInt64) throws(SystemError) -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_family = AF_UNSPEC
@@ -108,34 +184,24 @@ public final class HTTPClientCall: Sendable {
         while let address = candidate {
             candidate = address.pointee.ai_next
             guard let sockaddr = address.pointee.ai_addr else { continue }
-            let fd = try System.socket(domain: address.pointee.ai_family, type: Int32(SOCK_STREAM.rawValue))
-            let registered = state.withLock { state -> Bool in
-                if state.cancelled { return false }
-                state.fd = fd
-                return true
+            let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            let fd = try System.socket(domain: address.pointee.ai_family, type: type)
+            guard register(fd) else {
+                System.close(fd)
+                throw SystemError(call: "connect (cancelled)", errno: ECANCELED)
             }
-            defer {
-                state.withLock { state in
-                    state.fd = nil
-                    System.close(fd)
-                }
-            }
-            guard registered else { throw SystemError(call: "connect (cancelled)", errno: ECANCELED) }
             do throws(SystemError) {
-                try setTimeouts(fd, deadline: deadline)
+                try Self.setTimeouts(fd, deadline: deadline)
                 try System.connect(fd, address: sockaddr, length: address.pointee.ai_addrlen)
+                try? System.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
+                pool?.recordOpened()
+                state.withLock { $0.fd = nil }
+                return fd
             } catch {
+                state.withLock { $0.fd = nil }
+                System.close(fd)
                 if isCancelled { throw SystemError(call: "connect (cancelled)", errno: ECANCELED) }
                 lastError = error
-                continue
-            }
-            do throws(SystemError) {
-                try write(fd, head(request) + (request.body ?? []), deadline: deadline)
-                var reader = Reader(fd: fd, deadline: deadline, call: self)
-                return try reader.response(request.method)
-            } catch {
-                if isCancelled { throw SystemError(call: "\(error.call) (cancelled)", errno: ECANCELED) }
-                throw error
             }
         }
         throw lastError
@@ -149,11 +215,12 @@ public final class HTTPClientCall: Sendable {
             text += "\(name): \(value)\r\n"
         }
         if let body = request.body { text += "Content-Length: \(body.count)\r\n" }
-        text += "Connection: close\r\n\r\n"
+        if pool == nil { text += "Connection: close\r\n" }
+        text += "\r\n"
         return Array(text.utf8)
     }
 
-    fileprivate func setTimeouts(_ fd: Int32, deadline: UInt64) throws(SystemError) {
+    fileprivate static func setTimeouts(_ fd: Int32, deadline: UInt64) throws(SystemError) {
         let now = System.monotonicNanoseconds()
         guard now < deadline else { throw SystemError(call: "read (timed out)", errno: ETIMEDOUT) }
         let milliseconds = max(1, Int((deadline - now) / 1_000_000))
@@ -162,6 +229,7 @@ public final class HTTPClientCall: Sendable {
     }
 
     private func write(_ fd: Int32, _ bytes: [UInt8], deadline: UInt64) throws(SystemError) {
+        try Self.setTimeouts(fd, deadline: deadline)
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in
@@ -175,26 +243,39 @@ public final class HTTPClientCall: Sendable {
     }
 }
 
+extension HTTPMethod {
+    /// Whether sending the request twice has the effect of sending it once
+    /// (RFC 9110, 9.2.2), so a client may repeat it after a failed connection.
+    var isIdempotent: Bool {
+        self == .get || self == .head || self == .put || self == .delete || self == .options
+            || rawValue == "TRACE"
+    }
+}
+
 /// Reads and frames one response from a blocking socket.
-private struct Reader {
+private struct ResponseReader {
     let fd: Int32
     let deadline: UInt64
-    let call: HTTPClientCall
+    let isCancelled: () -> Bool
     var buffer: [UInt8] = []
     var position = 0
     var closed = false
+    /// Bytes read so far: 0 means the server has said nothing yet.
+    var received = 0
+    /// Whether the body ran to the end of the stream (no length, not chunked).
+    var readToClose = false
 
-    init(fd: Int32, deadline: UInt64, call: HTTPClientCall) {
+    init(fd: Int32, deadline: UInt64, isCancelled: @escaping () -> Bool) {
         self.fd = fd
         self.deadline = deadline
-        self.call = call
+        self.isCancelled = isCancelled
     }
 
     /// Reads more bytes into `buffer`; false at end of stream.
     mutating func fill() throws(SystemError) -> Bool {
         if closed { return false }
-        if call.isCancelled { throw SystemError(call: "read", errno: ECANCELED) }
-        try call.setTimeouts(fd, deadline: deadline)
+        if isCancelled() { throw SystemError(call: "read", errno: ECANCELED) }
+        try HTTPClientCall.setTimeouts(fd, deadline: deadline)
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         let result = chunk.withUnsafeMutableBytes { bytes in
             Result { () throws(SystemError) in try System.read(fd, into: bytes) }
@@ -202,8 +283,10 @@ private struct Reader {
         switch try result.get() {
         case .processed(0):
             closed = true
+            if received == 0 { throw SystemError(call: "read (connection closed before a response)", errno: ECONNRESET) }
             return false
         case .processed(let count):
+            received += count
             if position > 0 && position == buffer.count {
                 buffer.removeAll(keepingCapacity: true)
                 position = 0
@@ -212,6 +295,15 @@ private struct Reader {
             return true
         case .wouldBlock: throw SystemError(call: "read (timed out)", errno: ETIMEDOUT)
         }
+    }
+
+    /// Whether the connection may carry the next request: the response was
+    /// framed, nothing follows it, and neither side asked to close.
+    func canCarryAnotherRequest(after response: HTTPClientCall.Response) -> Bool {
+        guard !closed, !readToClose, position == buffer.count else { return false }
+        let tokens = response.headers.values(for: "Connection").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: " \t").lowercased() }
+        return !tokens.contains("close")
     }
 
     /// The next line without its CRLF.
@@ -238,12 +330,13 @@ private struct Reader {
         return Array(buffer[position..<position + count])
     }
 
-    mutating func response(_ method: String) throws(SystemError) -> HTTPClientCall.Response {
+    mutating func response(_ method: HTTPMethod) throws(SystemError) -> HTTPClientCall.Response {
         let statusLine = String(decoding: try line(limit: HTTPClientCall.maximumHeadBytes), as: UTF8.self)
         let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]), (100...999).contains(status)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let code = Int(parts[1]), (100...999).contains(code)
         else { throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO) }
-        var headers: [(name: String, value: String)] = []
+        let reason = parts.count > 2 ? String(parts[2]) : ""
+        var headers = HTTPHeaders()
         var headBytes = statusLine.utf8.count
         while true {
             let raw = try line(limit: HTTPClientCall.maximumHeadBytes)
@@ -257,25 +350,29 @@ private struct Reader {
             }
             let name = String(decoding: raw[..<colon], as: UTF8.self)
             let value = String(decoding: raw[(colon + 1)...], as: UTF8.self)
-            headers.append((name, value.trimmingSpaces))
+            headers.add(name: name, value: value.trimmingCharacters(in: " \t"))
         }
-        if status == 100 { return try response(method) }
-        var response = HTTPClientCall.Response(status: status, headers: headers, body: [])
-        if method == "HEAD" || status == 204 || status == 304 || status < 200 { return response }
-        if response.header("transfer-encoding")?.lowercased().contains("chunked") == true {
+        if code == 100 { return try response(method) }
+        var response = HTTPClientCall.Response(
+            status: HTTPStatus(code: code, reasonPhrase: reason), headers: headers, body: [])
+        if parts[0] == "HTTP/1.0" { readToClose = true }
+        if method == .head || code == 204 || code == 304 || code < 200 { return response }
+        if response.headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true {
             response.body = try chunkedBody()
-        } else if let lengthText = response.header("content-length") {
+        } else if let lengthText = response.headers["Content-Length"] {
             guard let length = Int(lengthText), length >= 0, length <= HTTPClientCall.maximumBodyBytes else {
                 throw SystemError(call: "read (bad Content-Length \(lengthText.prefix(20)))", errno: EPROTO)
             }
             response.body = try bytes(length)
         } else {
+            readToClose = true
             while try fill() {
                 guard buffer.count - position <= HTTPClientCall.maximumBodyBytes else {
                     throw SystemError(call: "read (response body too large)", errno: EMSGSIZE)
                 }
             }
             response.body = Array(buffer[position...])
+            position = buffer.count
         }
         return response
     }
@@ -285,7 +382,7 @@ private struct Reader {
         while true {
             let sizeLine = String(decoding: try line(limit: 1024), as: UTF8.self)
             let sizeText = sizeLine.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
-            guard let size = Int(sizeText.trimmingSpaces, radix: 16), size >= 0,
+            guard let size = Int(sizeText.trimmingCharacters(in: " \t"), radix: 16), size >= 0,
                 body.count + size <= HTTPClientCall.maximumBodyBytes
             else { throw SystemError(call: "read (bad chunk size \(sizeLine.prefix(20)))", errno: EPROTO) }
             if size == 0 {
@@ -300,10 +397,15 @@ private struct Reader {
 }
 
 extension String {
-    fileprivate var trimmingSpaces: String {
+    /// The string without leading and trailing characters from `set`.
+    fileprivate func trimmingCharacters(in set: String) -> String {
         var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        while let first = slice.first, set.contains(first) { slice.removeFirst() }
+        while let last = slice.last, set.contains(last) { slice.removeLast() }
         return String(slice)
     }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
 }

@@ -1,0 +1,161 @@
+import Foundation
+import Glibc
+import HTTP
+import HTTPClient
+import ListdTestSupport
+import POSIXIO
+import Testing
+
+/// HTTPClient's blocking-socket client against the real listd.
+@Suite struct HTTPClientCallTests {
+    static func request(
+        _ server: ListdProcess, _ method: HTTPMethod, _ target: String, body: String? = nil,
+        timeout: Duration = .seconds(5)
+    ) -> HTTPClientCall.Request {
+        HTTPClientCall.Request(
+            method: method, host: "127.0.0.1", port: server.port, target: target,
+            headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body.map { Array($0.utf8) },
+            timeout: timeout)
+    }
+
+    /// The value of gauge `name` in the server's /metrics, asked through `pool`.
+    static func gauge(_ name: String, _ server: ListdProcess, pool: ConnectionPool? = nil) throws -> Double? {
+        let text = try HTTPClientCall(pool: pool).perform(request(server, .get, "/metrics")).body
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+
+    @Test func getPostAndProblemAnswers() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let health = try HTTPClientCall().perform(Self.request(server, .get, "/healthz"))
+        #expect(health.status == .ok)
+        let created = try HTTPClientCall().perform(
+            Self.request(server, .post, "/lists", body: #"{"id":"c","name":"C","sections":[]}"#))
+        #expect(created.status.code == 201)
+        #expect(created.headers["location"] == "/lists/c")
+        #expect(String(decoding: created.body, as: UTF8.self).contains(#""id":"c""#))
+        let missing = try HTTPClientCall().perform(Self.request(server, .get, "/lists/nope"))
+        #expect(missing.status.code == 404)
+        #expect(missing.headers["Content-Type"]?.hasPrefix("application/problem+json") == true)
+        let big = String(repeating: "x", count: 200_000)
+        let large = try HTTPClientCall().perform(
+            Self.request(server, .put, "/lists/c", body: #"{"sections":[{"id":"s","model":"\#(big)","items":[]}]}"#))
+        #expect(large.status.code == 413 || large.status.code == 400)
+    }
+
+    @Test func aRefusedConnectionIsASystemError() throws {
+        let request = HTTPClientCall.Request(method: .get, host: "127.0.0.1", port: 1, target: "/", timeout: .seconds(2))
+        #expect(throws: SystemError.self) { try HTTPClientCall().perform(request) }
+    }
+
+    @Test func aLongPollTimesOutAtItsDeadline() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        _ = try HTTPClientCall().perform(Self.request(server, .post, "/lists", body: #"{"id":"t"}"#))
+        let started = ContinuousClock.now
+        let error = #expect(throws: SystemError.self) {
+            try HTTPClientCall().perform(
+                Self.request(server, .get, "/lists/t/changes?since=1&timeout=30", timeout: .milliseconds(300)))
+        }
+        #expect(error?.errno == ETIMEDOUT)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func cancellingAParkedLongPollReleasesTheServersWaiter() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let pool = ConnectionPool()
+        _ = try HTTPClientCall(pool: pool).perform(Self.request(server, .post, "/lists", body: #"{"id":"p"}"#))
+        let call = HTTPClientCall(pool: pool)
+        let request = Self.request(server, .get, "/lists/p/changes?since=1&timeout=120", timeout: .seconds(130))
+        let outcome = Task.detached { () -> Int32? in
+            do {
+                _ = try call.perform(request)
+                return nil
+            } catch {
+                return (error as? SystemError)?.errno
+            }
+        }
+        #expect(await eventually(10) { (try? Self.gauge("listd_parked_waiters", server)) == 1 })
+        call.cancel()
+        #expect(await outcome.value == ECANCELED)
+        #expect(await eventually(10) { (try? Self.gauge("listd_parked_waiters", server)) == 0 })
+        // The cancelled call's connection was closed, not put back.
+        #expect(pool.idleConnections == 0)
+    }
+
+    /// Requests through one pool share one TCP connection, as the server sees too.
+    @Test func aPoolReusesOneConnectionForRequestAfterRequest() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let pool = ConnectionPool()
+        for index in 0..<5 {
+            let created = try HTTPClientCall(pool: pool).perform(
+                Self.request(server, .post, "/lists", body: #"{"id":"r\#(index)"}"#))
+            #expect(created.status.code == 201)
+            let read = try HTTPClientCall(pool: pool).perform(Self.request(server, .get, "/lists/r\(index)"))
+            #expect(read.status == .ok)
+        }
+        #expect(pool.connectionsOpened == 1)
+        #expect(pool.idleConnections == 1)
+        // The server counts the one connection this very request travels on.
+        #expect(try Self.gauge("listd_open_connections", server, pool: pool) == 1)
+        #expect(pool.connectionsOpened == 1)
+        // Without a pool, each call opens and closes its own connection.
+        _ = try HTTPClientCall().perform(Self.request(server, .get, "/healthz"))
+        #expect(await eventually(10) { (try? Self.gauge("listd_open_connections", server, pool: pool)) == 1 })
+    }
+
+    /// A connection the server closed while it sat idle is noticed before use,
+    /// so even a POST goes out once, on a new connection.
+    @Test func aConnectionClosedWhileIdleIsReplaced() throws {
+        let server = try ScriptedServer([[.answer, .close], [.answer]])
+        defer { server.stop() }
+        let pool = ConnectionPool()
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
+        #expect(server.waitForClosedConnections(1))
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.post, body: "x")).status == .ok)
+        #expect(pool.connectionsOpened == 2)
+        #expect(server.requests == ["GET", "POST"])
+    }
+
+    /// When a reused connection fails before any answer, a GET is repeated on
+    /// a new connection…
+    @Test func anIdempotentRequestIsRetriedOnceOnANewConnection() throws {
+        let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
+        defer { server.stop() }
+        let pool = ConnectionPool()
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.put, body: "y")).status == .ok)
+        #expect(pool.connectionsOpened == 2)
+        #expect(server.requests == ["GET", "PUT", "PUT"])
+    }
+
+    /// …but a POST is not, since the server may have acted on it.
+    @Test func aPostIsNotRetried() throws {
+        let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
+        defer { server.stop() }
+        let pool = ConnectionPool()
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
+        let error = #expect(throws: SystemError.self) {
+            try HTTPClientCall(pool: pool).perform(server.request(.post, body: "z"))
+        }
+        #expect(error?.call.contains("POST not retried") == true)
+        #expect(pool.connectionsOpened == 1)
+        #expect(server.requests == ["GET", "POST"])
+    }
+
+    /// A response that asks to close is not followed by a reuse.
+    @Test func connectionCloseIsHonoured() throws {
+        let server = try ScriptedServer([[.answerAndClose], [.answer]])
+        defer { server.stop() }
+        let pool = ConnectionPool()
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
+        #expect(pool.idleConnections == 0)
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
+        #expect(pool.connectionsOpened == 2)
+    }
+}

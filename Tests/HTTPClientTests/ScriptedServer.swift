@@ -1,0 +1,128 @@
+import Foundation
+import Glibc
+import HTTP
+import HTTPClient
+import Synchronization
+
+/// A loopback HTTP server that plays a script per accepted connection, to
+/// drive the client through what a real server does only by chance (closing
+/// an idle connection, or closing it as a request arrives).
+final class ScriptedServer: Sendable {
+    enum Step: Sendable {
+        /// Read one request and answer 200 with keep-alive.
+        case answer
+        /// Read one request and answer 200 with `Connection: close`, then close.
+        case answerAndClose
+        /// Read one request, then close without answering.
+        case readThenClose
+        /// Close the connection.
+        case close
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let state = Mutex(State())
+
+    private struct State {
+        var requests: [String] = []
+        var closed = 0
+    }
+
+    /// The methods of the requests read, in order.
+    var requests: [String] { state.withLock { $0.requests } }
+
+    init(_ script: [[Step]]) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let box = StateBox()
+        let thread = Thread { [box] in
+            for steps in script {
+                let connection = accept(fd, nil, nil)
+                guard connection >= 0 else { return }
+                box.server?.play(steps, on: connection)
+            }
+        }
+        box.server = self
+        thread.start()
+    }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    func request(_ method: HTTPMethod, body: String? = nil) -> HTTPClientCall.Request {
+        HTTPClientCall.Request(
+            method: method, host: "127.0.0.1", port: port, target: "/", body: body.map { Array($0.utf8) },
+            timeout: .seconds(5))
+    }
+
+    /// Waits until `count` connections were closed by the script.
+    func waitForClosedConnections(_ count: Int) -> Bool {
+        for _ in 0..<1000 {
+            if state.withLock({ $0.closed }) >= count { return true }
+            usleep(5_000)
+        }
+        return false
+    }
+
+    private func play(_ steps: [Step], on connection: Int32) {
+        var pending: [UInt8] = []
+        for step in steps {
+            switch step {
+            case .answer, .answerAndClose, .readThenClose:
+                guard let method = readRequest(connection, &pending) else { break }
+                state.withLock { $0.requests.append(method) }
+                if case .readThenClose = step { break }
+                let close = if case .answerAndClose = step { "Connection: close\r\n" } else { "" }
+                let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\(close)\r\nok".utf8)
+                _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if case .answerAndClose = step { break }
+                continue
+            case .close:
+                break
+            }
+            break
+        }
+        Glibc.close(connection)
+        state.withLock { $0.closed += 1 }
+    }
+
+    /// Reads one request (head and Content-Length body); its method, or nil at end of stream.
+    private func readRequest(_ fd: Int32, _ pending: inout [UInt8]) -> String? {
+        let end = Array("\r\n\r\n".utf8)
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let range = pending.firstRange(of: end) {
+                let head = String(decoding: pending[..<range.lowerBound], as: UTF8.self)
+                let length = head.split(separator: "\r\n").compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
+                }.first ?? 0
+                if pending.count - range.upperBound >= length {
+                    pending.removeSubrange(..<(range.upperBound + length))
+                    return head.split(separator: " ").first.map(String.init)
+                }
+            }
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            pending += chunk[..<count]
+        }
+    }
+}
+
+/// Lets the accept thread reach the server once it is fully initialised.
+private final class StateBox: @unchecked Sendable {
+    // Written once before the thread starts, read only by that thread after.
+    var server: ScriptedServer?
+}

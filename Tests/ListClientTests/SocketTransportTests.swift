@@ -1,0 +1,33 @@
+import Foundation
+import JSON
+import ListClient
+import ListdTestSupport
+import Testing
+
+@testable import listd
+
+/// `listd watch`'s transport: one keep-alive connection for a watch's
+/// snapshot and long-polls, not one connection per request.
+@Suite struct SocketTransportTests {
+    @Test func aWatchsRequestsShareOneConnection() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        let writer = server.client()
+        _ = try await writer.createList(id: "k", name: "K", sections: RandomWriter.initialSections)
+        let transport = SocketTransport()
+        let watcher = ListClient(baseURL: server.baseURL, token: nil, transport: transport)
+        var version = try await watcher.list("k").version
+        for round in 0..<3 {
+            // A long-poll parks, a write wakes it, the next one starts on the same connection.
+            let since = version
+            async let answer = watcher.changes(of: "k", since: since, timeout: .seconds(20))
+            #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+            _ = try await writer.patchList("k", [.updateItem(id: "a2", model: .number(JSONNumber(Int64(round))))])
+            let changed = try await answer
+            #expect(changed.to > version)
+            version = changed.to
+        }
+        #expect(transport.pool.connectionsOpened == 1)
+        #expect(transport.pool.idleConnections == 1)
+    }
+}
