@@ -76,6 +76,16 @@ extension Problem {
         Problem(slug: "invalid-parameter", title: "A query parameter is not valid", status: 400, detail: detail)
     }
 
+    /// 400: a request header (`If-Match`) is malformed.
+    static func invalidHeader(_ detail: String) -> Problem {
+        Problem(slug: "invalid-header", title: "A request header is not valid", status: 400, detail: detail)
+    }
+
+    /// 400: an `after` cursor this server did not issue, or issued for another list.
+    static func invalidCursor(_ detail: String) -> Problem {
+        Problem(slug: "invalid-cursor", title: "The cursor is not valid", status: 400, detail: detail)
+    }
+
     /// 401, with `WWW-Authenticate: Bearer`.
     static func unauthorized(_ detail: String) -> Problem {
         var problem = Problem(
@@ -160,7 +170,7 @@ extension Problem {
         case .limitExceeded:
             self.init(slug: "limit-exceeded", title: "A limit was exceeded", status: 413, detail: error.detail)
         case .invalidCursor:
-            self.init(slug: "invalid-cursor", title: "The cursor is not valid", status: 400, detail: error.detail)
+            self = .invalidCursor(error.detail)
         case .storageFailure:
             self.init(slug: "storage-failure", title: "The database failed", status: 500, detail: error.detail)
         case .closed:
