@@ -6,6 +6,7 @@ import ListStore
 import Logging
 import Server
 import Storage
+import Synchronization
 
 /// `listd serve`: runs the HTTP server on a SQLite file until SIGTERM or SIGINT.
 struct ServeCommand: AsyncParsableCommand {
@@ -27,6 +28,19 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = try options.logging.bootstrap(env)
         let settings = try Settings(options, env)
 
+        // Listen first: a start refused for a busy port must leave nothing on disk. Until the
+        // store is open (migrations can take a moment), requests are answered 503.
+        let handler = StartingHandler()
+        let server = HTTPServer(configuration: settings.server, handler: handler, logger: logger)
+        let port: Int
+        do {
+            port = try server.start()
+            try server.installSignalHandlers()
+        } catch {
+            Self.stop(server)
+            throw CommandFailure("cannot listen on \(settings.server.host):\(settings.server.port): \(error)")
+        }
+
         let metrics = ServiceMetrics()
         var storeConfiguration = settings.store
         storeConfiguration.onGroupCommit = { writes in metrics.groupCommitSize.observe(Double(writes)) }
@@ -37,11 +51,14 @@ struct ServeCommand: AsyncParsableCommand {
             }
             store = try await SQLiteStore(path: settings.database, configuration: storeConfiguration)
         } catch let error as StoreError {
+            Self.stop(server)
             throw CommandFailure("cannot open the database \(settings.database): \(error.detail)")
+        } catch {
+            Self.stop(server)
+            throw error
         }
 
         let service = ListService(store: store, configuration: settings.service, metrics: metrics, logger: logger)
-        let server = HTTPServer(configuration: settings.server, handler: service, logger: logger)
         server.onShutdown { service.shutdown() }
         service.metrics.gauge("listd_open_connections", help: "Open HTTP connections.") {
             Double(server.stats.openConnections)
@@ -52,15 +69,7 @@ struct ServeCommand: AsyncParsableCommand {
         metrics.counterFunction("listd_store_commits_total", help: "Group commits (transactions, fsyncs) since start.") {
             Double(store.counters.commits)
         }
-
-        let port: Int
-        do {
-            port = try server.start()
-            try server.installSignalHandlers()
-        } catch {
-            await store.close()
-            throw CommandFailure("cannot listen on \(settings.server.host):\(settings.server.port): \(error)")
-        }
+        handler.ready(service)
         logger.info(
             "listd \(VersionCommand.listdVersion) serving",
             metadata: [
@@ -102,6 +111,32 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
+    /// Stops a server that started but will not serve.
+    static func stop(_ server: HTTPServer) {
+        server.shutdown(drainTimeout: .zero)
+        server.waitUntilStopped()
+    }
+}
+
+/// The server's handler from the moment listd listens: 503 with `Retry-After` until the store
+/// is open, then the service.
+final class StartingHandler: HTTPHandler {
+    private let service = Mutex<ListService?>(nil)
+
+    func ready(_ service: ListService) { self.service.withLock { $0 = service } }
+
+    func handle(_ request: Request, responder: Responder) {
+        if let service = service.withLock({ $0 }) {
+            service.handle(request, responder: responder)
+            return
+        }
+        var problem = Problem(
+            slug: "service-unavailable", title: "Service Unavailable", status: 503,
+            detail: "listd is opening its database; retry in a moment")
+        problem.headers = [("Retry-After", "1")]
+        responder.respond(problem.response())
+    }
 }
 
 /// `serve`'s flags and variables, resolved and checked.
