@@ -173,6 +173,8 @@ extension Problem {
             self = .invalidCursor(error.detail)
         case .storageFailure:
             self.init(slug: "storage-failure", title: "The database failed", status: 500, detail: error.detail)
+        case .storageFull:
+            self.init(slug: "insufficient-storage", title: "The database is full", status: 507, detail: error.detail)
         case .closed:
             self = .shuttingDown()
         }

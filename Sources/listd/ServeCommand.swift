@@ -176,6 +176,10 @@ struct Settings {
             historyVersions: Int64(historyVersions),
             // 0 means "by count only": a century is as good as forever here.
             historyAge: historyAge.duration == .zero ? .seconds(100 * 365 * 86_400) : historyAge.duration)
+        if let pages = options.testingMaxDatabasePages {
+            guard pages >= 1 else { throw ValidationError("--testing-max-database-pages must be at least 1") }
+            store.maxDatabasePages = pages
+        }
 
         let writeToken = try env.resolve(options.writeToken, "LISTD_WRITE_TOKEN")
         let readToken = try env.resolve(options.readToken, "LISTD_READ_TOKEN")

@@ -96,6 +96,46 @@ import Testing
         #expect(try (patch.object()["detail"] as? String)?.hasPrefix("op 0 (insertSection)") == true, "\(patch.text)")
     }
 
+    // MARK: - A full disk
+
+    @Test func aFullDatabaseAnswers507KeepsAcknowledgedWritesServesReadsAndRecovers() async throws {
+        let server = try await ListdServer(["--testing-max-database-pages", "60"])
+        defer { server.stop() }
+        #expect(try await server.request("POST", "/lists", body: ["id": "big"]).status == 201)
+        #expect(try await server.request("POST", "/lists", body: Self.list("groceries")).status == 201)
+        let padding = String(repeating: "x", count: 8000)
+        var acknowledged: [String] = []
+        var full: ListdServer.Reply?
+        for index in 0..<200 {
+            let reply = try await server.request(
+                "POST", "/lists/big/sections", body: ["id": "s\(index)", "model": ["p": padding]])
+            if reply.status == 201 {
+                acknowledged.append("s\(index)")
+                continue
+            }
+            full = reply
+            break
+        }
+        let refused = try #require(full, "the database never filled up")
+        #expect(refused.status == 507, "\(refused.text)")
+        #expect(try Self.slug(refused) == "insufficient-storage")
+        let detail = try #require(try refused.object()["detail"] as? String)
+        #expect(detail.contains("the database is full"), "\(detail)")
+        #expect(!detail.contains("op 0"), "\(detail)")
+
+        // Acknowledged data is intact and reads are served.
+        let big = try await server.get("/lists/big")
+        #expect(big.status == 200)
+        let sections = try #require(try big.object()["sections"] as? [[String: Any]])
+        #expect(sections.compactMap { $0["id"] as? String } == acknowledged)
+        #expect(try await server.get("/lists/groceries/items").status == 200)
+
+        // Space returns (the big list goes), and writes work again without a restart.
+        #expect(try await server.request("DELETE", "/lists/big").status == 204)
+        let written = try await server.request("POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["p": padding]])
+        #expect(written.status == 201, "\(written.text)")
+    }
+
     // MARK: - Commands
 
     @Test func healthAcceptsABaseURL() async throws {

@@ -8,7 +8,7 @@ extension ListService {
         do throws(StoreError) {
             return try await body()
         } catch {
-            if error.kind == .storageFailure {
+            if error.kind == .storageFailure || error.kind == .storageFull {
                 logger.error("store failure", metadata: ["detail": "\(error.detail)"])
             }
             throw Problem(error)
