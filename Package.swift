@@ -155,3 +155,16 @@ let package = Package(
         .target(name: "ListdTestSupport", path: "Tests/ListdTestSupport"),
     ]
 )
+
+// MARK: Fuzzers (libFuzzer), only when LISTD_FUZZ is set: `.ci/fuzz` builds them with
+// `-sanitize=fuzzer,address` in `.build-fuzz`. See Fuzz/README.md.
+if Context.environment["LISTD_FUZZ"] != nil {
+    let fuzzer: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+    package.targets += [
+        .executableTarget(
+            name: "HTTPParserFuzzer", dependencies: ["HTTP"], path: "Fuzz/HTTPParserFuzzer", swiftSettings: fuzzer),
+        .executableTarget(name: "JSONFuzzer", dependencies: ["JSON"], path: "Fuzz/JSONFuzzer", swiftSettings: fuzzer),
+        .executableTarget(
+            name: "OpsFuzzer", dependencies: ["ListAPI", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer", swiftSettings: fuzzer),
+    ]
+}

@@ -1,4 +1,4 @@
-// The example of docs/following-from-swift.md, kept compiling by `swift build`.
+// The example of README.md ("Following a list from Swift"), kept compiling by `swift build`.
 //
 //     swift run FollowList http://127.0.0.1:8080 groceries [UPDATES]
 //
@@ -109,10 +109,16 @@ let dataSource = FollowingDataSource(table: PrintingTable())
 let latest = client.followState(list: arguments[2])
 
 var received = 0
-for try await update in client.follow(list: arguments[2]).values {
-    dataSource.apply(update)
-    received += 1
-    if received >= limit { break }  // leaving the loop disposes the follow and cancels its long-poll
+do {
+    for try await update in client.follow(list: arguments[2]).values {
+        dataSource.apply(update)
+        received += 1
+        if received >= limit { break }  // leaving the loop disposes the follow and cancels its long-poll
+    }
+} catch {
+    // Only what retrying cannot fix ends a follow: 400, 401, 403, or 404 before the first snapshot.
+    FileHandle.standardError.write(Data("FollowList: \(error)\n".utf8))
+    exit(1)
 }
 print("latest state: \(latest.state.value.map(\.description) ?? "none")")
 latest.stop()

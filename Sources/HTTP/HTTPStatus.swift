@@ -83,13 +83,16 @@ public struct HTTPStatus: Hashable, Sendable, CustomStringConvertible {
         code: 505, reasonPhrase: "HTTP Version Not Supported")
 
     /// Every predefined status, for looking up a reason phrase by code.
+    /// `507 Insufficient Storage`: the disk (or the database's size limit) is full.
+    public static let insufficientStorage = HTTPStatus(code: 507, reasonPhrase: "Insufficient Storage")
+
     static let known: [HTTPStatus] = [
         .continue, .ok, .created, .accepted, .noContent, .movedPermanently, .notModified,
         .badRequest, .unauthorized, .forbidden, .notFound, .methodNotAllowed, .notAcceptable,
         .requestTimeout, .conflict, .gone, .lengthRequired, .preconditionFailed, .contentTooLarge,
         .uriTooLong, .unsupportedMediaType, .expectationFailed, .unprocessableContent,
         .preconditionRequired, .tooManyRequests, .requestHeaderFieldsTooLarge,
-        .internalServerError, .notImplemented, .serviceUnavailable, .httpVersionNotSupported,
+        .internalServerError, .notImplemented, .serviceUnavailable, .httpVersionNotSupported, .insufficientStorage,
     ]
 
     /// The status as on a status line, for example `404 Not Found`.

@@ -21,7 +21,8 @@
 ///   `Content-Length`.
 /// - `Expect: 100-continue` sets ``RequestHead/expectsContinue`` on HTTP/1.1 when a body
 ///   follows (HTTP/1.0 ignores it); any other expectation is 417.
-/// - Chunk extensions are checked for syntax and ignored; the chunk-size line is bounded by
+/// - Chunk extensions are checked for syntax and ignored, and a chunk-size line may not end in
+///   white space (`a \r\n` is 400, and the connection closes); the line is bounded by
 ///   ``HTTPLimits/maxChunkLineBytes``. Trailer fields are checked like header fields, bounded
 ///   by the header limits, and discarded: they arrive after the handler's inputs are fixed, and
 ///   merging them would let a client smuggle fields past checks made on the head.
@@ -706,7 +707,8 @@ public struct RequestParser: Sendable {
         return .again
     }
 
-    /// `*( BWS ";" BWS ext-name [ BWS "=" BWS ( token / quoted-string ) ] )`.
+    /// `*( BWS ";" BWS ext-name [ BWS "=" BWS ( token / quoted-string ) ] )`, and nothing after:
+/// white space at the end of the line (`a \r\n`, `a;x=y \r\n`) is rejected, as llhttp does.
     private static func isValidChunkExtensions(_ bytes: UnsafeRawBufferPointer.SubSequence) -> Bool {
         var index = bytes.startIndex
         let end = bytes.endIndex
@@ -719,14 +721,21 @@ public struct RequestParser: Sendable {
             return index > start
         }
         while true {
+            // BWS is allowed only before a ";": white space ending the line is not in the grammar,
+            // and a proxy that reads `a \r\n` differently is how a request gets smuggled.
+            let blank = index
             skipWhitespace()
-            if index == end { return true }
+            if index == end { return index == blank }
             guard bytes[index] == UInt8(ascii: ";") else { return false }
             index += 1
             skipWhitespace()
             guard token() else { return false }
+            let afterName = index
             skipWhitespace()
-            guard index < end, bytes[index] == UInt8(ascii: "=") else { continue }
+            guard index < end, bytes[index] == UInt8(ascii: "=") else {
+                index = afterName  // the white space is checked again: before a ";" only
+                continue
+            }
             index += 1
             skipWhitespace()
             guard index < end else { return false }

@@ -168,7 +168,10 @@ struct Context: Sendable {
                 slug: "invalid-id", title: "The id is not valid", status: 400,
                 detail: "the \(name) id in the path is invalid: \(reason)")
         }
-        guard let id = Identifier(text) else { throw .invalidParameter("the \(name) id in the path is invalid") }
+        guard let id = Identifier(text) else {
+            throw Problem(
+                slug: "invalid-id", title: "The id is not valid", status: 400, detail: "the \(name) id in the path is invalid")
+        }
         return id
     }
 }

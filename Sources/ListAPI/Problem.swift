@@ -63,7 +63,7 @@ public struct Problem: Error, Sendable, Equatable {
 extension Problem {
     /// The problem for a request the HTTP server refused before routing it
     /// (408, 413, 414, 431, 503, the parser's 400s), typed by its status.
-    static func refused(status: HTTPStatus, detail: String) -> Problem {
+    public static func refused(status: HTTPStatus, detail: String) -> Problem {
         Problem(slug: refusalSlug(for: status), title: status.reasonPhrase, status: status.code, detail: detail)
     }
 
@@ -99,6 +99,16 @@ extension Problem {
     /// 400: a query parameter is malformed.
     static func invalidParameter(_ detail: String) -> Problem {
         Problem(slug: "invalid-parameter", title: "A query parameter is not valid", status: 400, detail: detail)
+    }
+
+    /// 400: a request header (`If-Match`) is malformed.
+    static func invalidHeader(_ detail: String) -> Problem {
+        Problem(slug: "invalid-header", title: "A request header is not valid", status: 400, detail: detail)
+    }
+
+    /// 400: an `after` cursor this server did not issue, or issued for another list.
+    static func invalidCursor(_ detail: String) -> Problem {
+        Problem(slug: "invalid-cursor", title: "The cursor is not valid", status: 400, detail: detail)
     }
 
     /// 401, with `WWW-Authenticate: Bearer`.
@@ -185,9 +195,11 @@ extension Problem {
         case .limitExceeded:
             self.init(slug: "limit-exceeded", title: "A limit was exceeded", status: 413, detail: error.detail)
         case .invalidCursor:
-            self.init(slug: "invalid-cursor", title: "The cursor is not valid", status: 400, detail: error.detail)
+            self = .invalidCursor(error.detail)
         case .storageFailure:
             self.init(slug: "storage-failure", title: "The database failed", status: 500, detail: error.detail)
+        case .storageFull:
+            self.init(slug: "insufficient-storage", title: "The database is full", status: 507, detail: error.detail)
         case .closed:
             self = .shuttingDown()
         }

@@ -234,6 +234,9 @@ public final class SQLiteStore: Store {
                 if let directory = configuration.migrationsDirectory {
                     try Migrator(directory: directory).migrate(connection)
                 }
+                if let pages = configuration.maxDatabasePages {
+                    try connection.execute("PRAGMA max_page_count = \(pages)")
+                }
             } catch {
                 ready(.failure(StoreError(.storageFailure, "cannot open the database at \(path): \(error)")))
                 return
@@ -325,6 +328,12 @@ struct WriterLoop {
                 try db.execute("RELEASE write")
                 succeeded.append((write, completed))
             } catch {
+                // A full database may have rolled the whole transaction back already: none of
+                // the batch is kept, and each write is told the database is full.
+                if error.kind == .storageFull {
+                    broken = error
+                    break
+                }
                 failed.append((write, error))
                 do {
                     try db.execute("ROLLBACK TO write")
@@ -340,7 +349,9 @@ struct WriterLoop {
         }
         if let broken {
             try? db.execute("ROLLBACK")
-            let error = StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
+            let error =
+                broken.kind == .storageFull
+                ? StoreError.databaseFull : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
             for write in batch { write.fail(error) }
             return
         }

@@ -31,6 +31,9 @@ public struct StoreConfiguration: Sendable {
     /// allows 32 inserts at one spot before a section is renumbered; tests use
     /// a small gap to make renumbering frequent.
     public var positionGap: Int64
+    /// The most pages the database file may grow to (`PRAGMA max_page_count` on the writer),
+    /// nil for SQLite's default: for testing what a full disk does, without filling one.
+    public var maxDatabasePages: Int64?
     /// Called after each group commit with the number of writes it made
     /// durable together (for metrics); runs on the writer thread, so it must
     /// be quick.

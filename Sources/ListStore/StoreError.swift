@@ -3,7 +3,7 @@
 /// The kind tells the service which HTTP status to answer (404 for the
 /// `…NotFound` kinds, 409 for `duplicateId`/`listAlreadyExists`, 412 for
 /// `versionMismatch`, 413 for `modelTooLarge`, 400 for the rest of the input
-/// errors, 500/503 for `storageFailure`/`closed`); the detail names the op, the
+/// errors, 500/507/503 for `storageFailure`/`storageFull`/`closed`); the detail names the op, the
 /// id, the position or the limit, e.g.
 /// `op 3 (moveItem): item "leek" not found`.
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -37,6 +37,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidCursor
         /// SQLite failed (I/O, corruption, a failed commit).
         case storageFailure
+        /// The disk holding the database is full, or the database reached its size limit:
+        /// nothing of the write was kept, and what was acknowledged before is intact.
+        case storageFull
         /// The store was closed.
         case closed
     }

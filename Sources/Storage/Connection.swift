@@ -43,14 +43,18 @@ public final class Connection {
         self.cache = StatementCache(capacity: options.statementCacheCapacity)
 
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        if options.readOnly {
+        var name = path
+        if options.immutable {
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            name = "file:" + Connection.uriEscaped(path) + "?immutable=1"
+        } else if options.readOnly {
             flags |= SQLITE_OPEN_READONLY
         } else {
             flags |= SQLITE_OPEN_READWRITE
             if options.create { flags |= SQLITE_OPEN_CREATE }
         }
         var handle: OpaquePointer?
-        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        let code = sqlite3_open_v2(name, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             // sqlite3_open_v2 allocates a handle even when it fails, to carry
             // the message; read it, then free the handle.
@@ -66,6 +70,20 @@ public final class Connection {
 
     deinit {
         close()
+    }
+
+    /// `path` with the characters a `file:` URI gives a meaning (`%`, `?`, `#`) escaped.
+    static func uriEscaped(_ path: String) -> String {
+        var escaped = ""
+        for character in path {
+            switch character {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 
     /// Closes the connection; calling it again does nothing.
@@ -88,7 +106,7 @@ public final class Connection {
         let milliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(db, Int32(clamping: max(0, milliseconds)))
 
-        if options.journalModeWAL && !options.readOnly {
+        if options.journalModeWAL && !options.readOnly && !options.immutable {
             let mode = try switchToWAL(timeout: options.busyTimeout)
             // An in-memory database cannot use WAL; it reports "memory".
             if mode != "wal" && !(mode == "memory" && isInMemory) {

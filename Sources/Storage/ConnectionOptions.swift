@@ -33,6 +33,10 @@ public struct ConnectionOptions: Sendable {
     /// Open read-only (`SQLITE_OPEN_READONLY`). Such a connection never changes
     /// the journal mode; it reads whatever mode the file is in.
     public var readOnly: Bool
+    /// Read the file as it is on disk (`immutable=1`): read-only, and no `-wal` or `-shm`
+    /// file is created. Only for a file no other connection writes and whose log is
+    /// checkpointed (no `-wal` file), such as `listd migrate --dry-run` reading a closed database.
+    public var immutable: Bool = false
     /// Create the file when it is missing. Ignored when `readOnly`.
     public var create: Bool
     /// How long a statement waits for another connection's lock before it

@@ -72,6 +72,8 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether a lock conflict inside this same connection's shared cache (or a
     /// deadlock SQLite detected) stopped the statement.
     public var isLocked: Bool { code == SQLITE_LOCKED }
+    /// Whether the disk is full or the database reached its size limit (`SQLITE_FULL`).
+    public var isFull: Bool { code == SQLITE_FULL }
     /// Whether the disk or the database file failed (I/O error, full disk,
     /// corruption): conditions an operator, not a caller, has to fix.
     public var isStorageFailure: Bool {

@@ -10,7 +10,8 @@ struct HealthCommand: ParsableCommand {
         abstract: "Check that a listd server answers GET /healthz (exit 0) or not (exit 1)."
     )
 
-    @Option(help: "The health URL (default: http://127.0.0.1:$LISTD_PORT/healthz, port 8080 if unset).")
+    @Option(
+        help: "The server's base URL, as other commands take it, or its /healthz URL (default: http://127.0.0.1:$LISTD_PORT, port 8080 if unset).")
     var url: String?
 
     @Option(help: "Seconds to wait for the answer.")
@@ -23,7 +24,7 @@ struct HealthCommand: ParsableCommand {
             throw ValidationError("--url must be an http:// URL, got \(text)")
         }
         guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be from 0 to 300 seconds") }
-        let path = parsed.path.isEmpty ? "/" : parsed.path
+        let path = Self.healthPath(parsed.path)
         do {
             let status = try HealthProbe.status(
                 host: host, port: parsed.port ?? 80, path: path, timeout: .milliseconds(Int64(timeout * 1000)))
@@ -32,5 +33,12 @@ struct HealthCommand: ParsableCommand {
         } catch let failure as HealthProbe.Failure {
             throw CommandFailure("\(text): \(failure)")
         }
+    }
+
+    /// The health endpoint under a URL's path: `/healthz` itself, or appended to a base URL's
+    /// path (`` and `/` give `/healthz`, `/listd/` gives `/listd/healthz`).
+    static func healthPath(_ path: String) -> String {
+        if path.hasSuffix("/healthz") { return path }
+        return (path.hasSuffix("/") ? String(path.dropLast()) : path) + "/healthz"
     }
 }

@@ -30,13 +30,24 @@ struct MigrateCommand: ParsableCommand {
         let directory = try storage.migrationsDirectory(resolver)
         do {
             let migrator = try Migrator(directory: directory)
-            let connection = try Connection(path: path)
-            defer { connection.close() }
             if dryRun {
+                // Read only, and not at all when the file is missing: a dry run changes nothing.
+                guard FileManager.default.fileExists(atPath: path) else {
+                    print("\(path): does not exist; migrate would create it and apply \(migrator.migrations.map(\.identifier))")
+                    return
+                }
+                // With no log beside it the file is checkpointed and closed: read it as it is,
+                // creating no -wal or -shm. With one, read through it (the files exist already).
+                var options = ConnectionOptions(readOnly: true, create: false, journalModeWAL: false)
+                options.immutable = !FileManager.default.fileExists(atPath: path + "-wal")
+                let connection = try Connection(path: path, options: options)
+                defer { connection.close() }
                 let pending = try migrator.pending(connection)
                 print(pending.isEmpty ? "\(path): up to date" : "\(path): pending \(pending.map(\.identifier))")
                 return
             }
+            let connection = try Connection(path: path)
+            defer { connection.close() }
             let applied = try migrator.migrate(connection)
             if applied.isEmpty {
                 print("\(path): up to date (\(migrator.migrations.count) migrations)")

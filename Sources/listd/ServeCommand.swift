@@ -29,6 +29,19 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = try options.logging.bootstrap(env)
         let settings = try Settings(options, env)
 
+        // Listen first: a start refused for a busy port must leave nothing on disk. Until the
+        // store is open (migrations can take a moment), requests are answered 503.
+        let handler = StartingHandler()
+        let server = HTTPServer(configuration: settings.server, handler: handler, logger: logger)
+        let port: Int
+        do {
+            port = try server.start()
+            try server.installSignalHandlers()
+        } catch {
+            Self.stop(server)
+            throw CommandFailure("cannot listen on \(settings.server.host):\(settings.server.port): \(error)")
+        }
+
         let backend = PrometheusBackend()
         Self.bootstrapMetrics(backend)
         let metrics = ServiceMetrics(factory: backend, exposition: backend.exposition)
@@ -41,24 +54,19 @@ struct ServeCommand: AsyncParsableCommand {
             }
             store = try await SQLiteStore(path: settings.database, configuration: storeConfiguration)
         } catch let error as StoreError {
+            Self.stop(server)
             throw CommandFailure("cannot open the database \(settings.database): \(error.detail)")
+        } catch {
+            Self.stop(server)
+            throw error
         }
 
         let service = ListService(store: store, configuration: settings.service, metrics: metrics, logger: logger)
-        let server = HTTPServer(configuration: settings.server, handler: service, logger: logger)
         server.onShutdown { service.shutdown() }
         metrics.gauge("listd_open_connections") { Double(server.stats.openConnections) }
         metrics.counterFunction("listd_store_writes_total") { Double(store.counters.writes) }
         metrics.counterFunction("listd_store_commits_total") { Double(store.counters.commits) }
-
-        let port: Int
-        do {
-            port = try server.start()
-            try server.installSignalHandlers()
-        } catch {
-            await store.close()
-            throw CommandFailure("cannot listen on \(settings.server.host):\(settings.server.port): \(error)")
-        }
+        handler.ready(service)
         logger.info(
             "listd \(VersionCommand.listdVersion) serving",
             metadata: [
@@ -112,6 +120,36 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
+    /// Stops a server that started but will not serve.
+    static func stop(_ server: HTTPServer) {
+        server.shutdown(drainTimeout: .zero)
+        server.waitUntilStopped()
+    }
+}
+
+/// The server's handler from the moment listd listens: 503 with `Retry-After` until the store
+/// is open, then the service.
+final class StartingHandler: HTTPHandler {
+    private let service = Mutex<ListService?>(nil)
+
+    func ready(_ service: ListService) { self.service.withLock { $0 = service } }
+
+    func handle(_ request: Request, responder: Responder) {
+        if let service = service.withLock({ $0 }) {
+            service.handle(request, responder: responder)
+            return
+        }
+        var problem = Problem(
+            slug: "service-unavailable", title: "Service Unavailable", status: 503,
+            detail: "listd is opening its database; retry in a moment")
+        problem.headers = [("Retry-After", "1")]
+        responder.respond(problem.response())
+    }
+
+    func errorResponse(status: HTTPStatus, detail: String) -> Response {
+        Problem.refused(status: status, detail: detail).response()
+    }
 }
 
 /// `serve`'s flags and variables, resolved and checked.
@@ -151,6 +189,10 @@ struct Settings {
             historyVersions: Int64(historyVersions),
             // 0 means "by count only": a century is as good as forever here.
             historyAge: historyAge.duration == .zero ? .seconds(100 * 365 * 86_400) : historyAge.duration)
+        if let pages = options.testingMaxDatabasePages {
+            guard pages >= 1 else { throw ValidationError("--testing-max-database-pages must be at least 1") }
+            store.maxDatabasePages = pages
+        }
 
         let writeToken = try env.resolve(options.writeToken, "LISTD_WRITE_TOKEN")
         let readToken = try env.resolve(options.readToken, "LISTD_READ_TOKEN")

@@ -52,6 +52,10 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "How long a graceful shutdown waits for requests in flight (env: LISTD_DRAIN_TIMEOUT; default: 10s).")
     var drainTimeout: DurationArgument?
 
+    /// For tests of a full disk: the database may grow to this many pages, then writes are 507.
+    @Option(help: .hidden)
+    var testingMaxDatabasePages: Int64?
+
     @OptionGroup var logging: LoggingOptions
 }
 

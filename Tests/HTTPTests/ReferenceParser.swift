@@ -103,14 +103,19 @@ enum ReferenceParser {
             return !token.isEmpty
         }
         while true {
+            let before = rest.count
             dropBlanks()
-            guard let first = rest.first else { return true }
+            guard let first = rest.first else { return rest.count == before }  // no trailing blanks
             guard first == UInt8(ascii: ";") else { return false }
             rest = rest.dropFirst()
             dropBlanks()
             guard takeToken() else { return false }
+            let afterName = rest
             dropBlanks()
-            guard rest.first == UInt8(ascii: "=") else { continue }
+            guard rest.first == UInt8(ascii: "=") else {
+                rest = afterName
+                continue
+            }
             rest = rest.dropFirst()
             dropBlanks()
             if rest.first == UInt8(ascii: "\"") {

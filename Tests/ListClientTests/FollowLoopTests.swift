@@ -37,7 +37,7 @@ import Testing
         let client = ListClient(baseURL: Self.base, token: "s3cret", transport: transport)
         let recorder = Recorder<FollowUpdate>()
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
-        #expect(await eventually(30) { recorder.elements.count == 2 && transport.requests.count == 3 })
+        try #require(await eventually(30) { recorder.elements.count == 2 && transport.requests.count == 3 })
         subscription.dispose()
         let requests = transport.requests
         #expect(requests[0].method == "GET" && requests[0].url.path == "/lists/g")
@@ -82,7 +82,7 @@ import Testing
         let recorder = Recorder<FollowUpdate>()
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
         defer { subscription.dispose() }
-        #expect(await eventually(30) { recorder.elements.count == 2 })
+        try #require(await eventually(30) { recorder.elements.count == 2 })
         #expect(transport.requests[1...3].allSatisfy { Self.query($0, "since") == "1" })
         #expect(recorder.elements.map { $0.state?.version } == [1, 2])
     }
@@ -102,7 +102,7 @@ import Testing
         let recorder = Recorder<FollowUpdate>()
         let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
         defer { subscription.dispose() }
-        #expect(await eventually(30) { recorder.elements.count == 2 && transport.requests.count == 4 })
+        try #require(await eventually(30) { recorder.elements.count == 2 && transport.requests.count == 4 })
         let snapshot = try FollowMachineTests.state(snapshotV2)
         #expect(recorder.elements.last == .reset(snapshot))
         #expect(transport.requests[2].url.path == "/lists/g")

@@ -167,3 +167,26 @@ import ListdTestSupport
         #expect(failures.withLock { $0 } == [])
     }
 }
+
+@Suite struct ImmutableConnectionTests {
+    /// `listd migrate --dry-run` reads a database this way: it must leave no file behind.
+    @Test func anImmutableReadCreatesNoLogFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-immutable-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("a?b#c%d.sqlite").path
+        do {
+            let writer = try Connection(path: path)
+            try writer.execute("CREATE TABLE t(x); INSERT INTO t VALUES (42)")
+            writer.close()
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["a?b#c%d.sqlite"])
+        var options = ConnectionOptions()
+        options.immutable = true
+        let reader = try Connection(path: path, options: options)
+        #expect(try reader.scalar("SELECT x FROM t") == .integer(42))
+        #expect(throws: SQLiteError.self) { try reader.execute("INSERT INTO t VALUES (1)") }
+        reader.close()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["a?b#c%d.sqlite"])
+    }
+}

@@ -141,8 +141,12 @@ extension ListService {
         }
         let text = context.request.queryValue("q").flatMap { $0.isEmpty ? nil : $0 }
         let after = try context.request.queryValue("after").map { cursor throws(Problem) in
-            guard let decoded = Self.decodeCursor(cursor) else {
-                throw .invalidParameter("after is not a cursor this server issued: \(cursor.prefix(60))")
+            guard let (issuedFor, decoded) = Self.decodeCursor(cursor) else {
+                throw .invalidCursor("after is not a cursor this server issued: \(cursor.prefix(60))")
+            }
+            guard issuedFor == list.rawValue else {
+                throw .invalidCursor(
+                    "after is a cursor for list \"\(issuedFor.prefix(128))\", not \"\(list)\"; start again without after")
             }
             return decoded
         }
@@ -165,7 +169,7 @@ extension ListService {
             writer.endArray()
             if let next = page.nextCursor {
                 writer.key("next")
-                writer.string(Self.encodeCursor(next))
+                writer.string(Self.encodeCursor(next, list: list))
             }
         }
     }
@@ -191,20 +195,29 @@ extension ListService {
         return ItemQuery.Condition(path: path, value: value)
     }
 
-    static func encodeCursor(_ cursor: String) -> String {
-        Data(cursor.utf8).base64EncodedString()
+    /// The `next` cursor a client sees: the store's cursor, bound to the list it pages through
+    /// (`list` LF `store cursor`, base64url), so that using it on another list is refused.
+    static func encodeCursor(_ cursor: String, list: Identifier) -> String {
+        Data("\(list)\n\(cursor)".utf8).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
     }
 
-    static func decodeCursor(_ text: String) -> String? {
-        guard text.count <= 2048, text.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+    /// The list a cursor was issued for and the store's cursor, or nil when this server did not
+    /// make it.
+    static func decodeCursor(_ text: String) -> (list: String, cursor: String)? {
+        guard text.count <= 2048, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        else {
             return nil
         }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        return String(data: data, encoding: .utf8)
+        guard let data = Data(base64Encoded: base64), let decoded = String(data: data, encoding: .utf8),
+            let newline = decoded.firstIndex(of: "\n")
+        else { return nil }
+        let list = String(decoded[..<newline])
+        guard Identifier(list) != nil else { return nil }
+        return (list, String(decoded[decoded.index(after: newline)...]))
     }
 
     func itemAnswer(

@@ -8,7 +8,7 @@ extension ListService {
         do throws(StoreError) {
             return try await body()
         } catch {
-            if error.kind == .storageFailure {
+            if error.kind == .storageFailure || error.kind == .storageFull {
                 logger.error("store failure", metadata: ["detail": "\(error.detail)"])
             }
             throw Problem(error)
@@ -57,7 +57,7 @@ extension ListService {
         if header == "*" { return nil }
         guard header.hasPrefix("\""), header.hasSuffix("\""), header.count >= 3, !header.dropFirst().dropLast().contains("\"")
         else {
-            throw .invalidParameter(
+            throw .invalidHeader(
                 "If-Match must be one ETag such as \"\\\"<epoch>-<version>\\\"\" or \"\\\"<version>\\\"\", got \(header.prefix(80))")
         }
         let tag = header.dropFirst().dropLast()
@@ -71,7 +71,7 @@ extension ListService {
             versionText = tag
         }
         guard let version = Int64(versionText), version >= 0 else {
-            throw .invalidParameter("If-Match names no version: \(header.prefix(80))")
+            throw .invalidHeader("If-Match names no version: \(header.prefix(80))")
         }
         if let epoch {
             let current = try await head(of: list)

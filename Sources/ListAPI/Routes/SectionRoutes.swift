@@ -9,9 +9,24 @@ extension ListService {
         _ operations: [ListOperation], to list: Identifier, expected: Int64?
     ) async throws(Problem) -> (result: WriteResult, after: ListSnapshot) {
         let result = try await storeCall { () throws(StoreError) in
-            try await store.apply(operations, to: list, expectedVersion: expected)
+            do throws(StoreError) {
+                return try await store.apply(operations, to: list, expectedVersion: expected)
+            } catch {
+                throw Self.withoutOperationPrefix(error, operations)
+            }
         }
         return (result, try await snapshot(list, at: result.version))
+    }
+
+    /// The error without the store's `op N (name): ` prefix: these routes write one section or
+    /// item, and their client sent no ops, so a detail naming one would confuse it.
+    static func withoutOperationPrefix(_ error: StoreError, _ operations: [ListOperation]) -> StoreError {
+        guard let index = error.operationIndex, operations.indices.contains(index) else { return error }
+        let prefix = "op \(index) (\(operations[index].name)): "
+        guard error.detail.hasPrefix(prefix) else { return error }
+        var error = error
+        error.detail.removeFirst(prefix.count)
+        return error
     }
 
     /// Runs `attempt` against the current snapshot, retrying when another
