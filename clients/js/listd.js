@@ -458,8 +458,10 @@ class Follower {
           return;
         }
         if (error instanceof ListdError && error.status === 404) {
+          const had = this.snapshot !== null;
           this.snapshot = null;
-          this.options.onDeleted?.(this.list);
+          if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
+          this.deletedReported = true;
         }
         await this.backOff(error);
       }
@@ -485,38 +487,49 @@ class Follower {
     const first = this.snapshot === null && reason === "initial";
     this.snapshot = snapshot;
     this.lastEventID = undefined;
+    this.deletedReported = false;
     if (first) this.options.onSnapshot?.(snapshot);
     else this.options.onReset?.(snapshot, reason);
   }
 
-  /** Handles one answer (from the stream or a long-poll). */
+  /**
+   * Handles one answer (from the stream or a long-poll). Returns false when
+   * it refetched the snapshot instead (the answer did not apply).
+   */
   async handle(answer) {
     if (answer.deleted) {
+      const had = this.snapshot !== null;
       this.snapshot = null;
-      this.options.onDeleted?.(this.list);
-      return;
+      if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
+      this.deletedReported = true;
+      return true;
     }
+    this.deletedReported = false;
     if (answer.reset) {
       const had = this.snapshot !== null;
       this.snapshot = answer.snapshot;
       if (had) this.options.onReset?.(answer.snapshot, "server");
       else this.options.onSnapshot?.(answer.snapshot);
-      return;
+      return true;
     }
     const held = this.snapshot;
-    if (!held) return this.refetch("initial");
+    if (!held) {
+      await this.refetch("initial");
+      return false;
+    }
     // Already applied (a replay after a reconnect): never apply a stage twice.
-    if (answer.epoch === held.epoch && answer.to <= held.version) return;
+    if (answer.epoch === held.epoch && answer.to <= held.version) return true;
     let states;
     try {
       states = applyAnswer(held, answer);
     } catch (error) {
       if (!(error instanceof StageError)) throw error;
       await this.refetch("mismatch");
-      return;
+      return false;
     }
     this.snapshot = { ...held, epoch: answer.epoch, version: answer.to, sections: states[states.length - 1] };
     this.options.onChanges?.({ answer, states, snapshot: this.snapshot });
+    return true;
   }
 
   /** Reads the event stream until it ends; false when the server has none. */
@@ -565,8 +578,9 @@ class Follower {
         const event = events.shift();
         if (this.stopped) return true;
         if (!["change", "reset", "deleted"].includes(event.event)) continue;
-        await this.handle(JSON.parse(event.data));
-        if (event.id !== undefined && this.snapshot !== null) this.lastEventID = event.id;
+        const consumed = await this.handle(JSON.parse(event.data));
+        // After a refetch the snapshot, not the stream, says where the client is.
+        if (consumed && event.id !== undefined) this.lastEventID = event.id;
       }
     }
     // The server ended the stream (shutting down): reconnect with Last-Event-ID.
