@@ -1,4 +1,4 @@
-// listd.js: a client for listd (https://github.com/…/listd) in one ES module,
+// listd.js: a client for listd in one ES module,
 // with no dependencies. Works in browsers and in Node 18+ (global fetch).
 //
 //   import { ListdClient } from "./listd.js";
@@ -484,12 +484,13 @@ class Follower {
     const snapshot = await this.client.request("GET", `/lists/${encodeURIComponent(this.list)}`, {
       signal: this.controller.signal,
     });
-    const first = this.snapshot === null && reason === "initial";
+    const recreated = this.snapshot === null && this.deletedReported;
+    const first = this.snapshot === null && reason === "initial" && !recreated;
     this.snapshot = snapshot;
     this.lastEventID = undefined;
     this.deletedReported = false;
     if (first) this.options.onSnapshot?.(snapshot);
-    else this.options.onReset?.(snapshot, reason);
+    else this.options.onReset?.(snapshot, recreated ? "recreated" : reason);
   }
 
   /**
@@ -504,14 +505,17 @@ class Follower {
       this.deletedReported = true;
       return true;
     }
-    this.deletedReported = false;
     if (answer.reset) {
       const had = this.snapshot !== null;
+      const recreated = !had && this.deletedReported;
       this.snapshot = answer.snapshot;
       if (had) this.options.onReset?.(answer.snapshot, "server");
+      else if (recreated) this.options.onReset?.(answer.snapshot, "recreated");
       else this.options.onSnapshot?.(answer.snapshot);
+      this.deletedReported = false;
       return true;
     }
+    this.deletedReported = false;
     const held = this.snapshot;
     if (!held) {
       await this.refetch("initial");
