@@ -23,7 +23,7 @@ import Testing
 
     @Test func thePageLoadsOnlyItsOwnFiles() throws {
         let page = try #require(InspectorAssets.files["index.html"]).text
-        for reference in ["inspector.css", "inspector.js"] { #expect(page.contains("\"\(reference)\"")) }
+        for reference in ["/ui/inspector.css", "/ui/inspector.js"] { #expect(page.contains("\"\(reference)\"")) }
         for file in InspectorAssets.files.values {
             #expect(!file.text.contains("https://"), "\(file.source) must not fetch anything from outside")
         }

@@ -21,8 +21,8 @@ enum InspectorAssets {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>listd inspector</title>
-<link rel="stylesheet" href="inspector.css">
-<script type="module" src="inspector.js"></script>
+<link rel="stylesheet" href="/ui/inspector.css">
+<script type="module" src="/ui/inspector.js"></script>
 </head>
 <body>
 <header>

@@ -74,6 +74,10 @@ extension ListService {
             } catch {
                 return responder.fail(error)
             }
+            // HEAD gets the stream's head and ends: there is no body to wait for.
+            if context.request.method == .head {
+                return responder.respond(Response(status: .ok, headers: Self.eventStreamHeaders))
+            }
             var head = Response(status: .ok, headers: Self.eventStreamHeaders)
             addCORSHeaders(to: &head.headers, context)
             let seconds = (ContinuousClock.now - context.started) / .seconds(1)

@@ -1,15 +1,7 @@
 import HTTP
 
 extension ListService {
-    /// `GET /` and `GET /ui`: 301 to the inspector.
-    func redirectToInspector(_ context: Context) -> Response {
-        var headers = HTTPHeaders()
-        headers.add(name: "Location", value: "/ui/")
-        headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
-        return Response(status: .movedPermanently, headers: headers, body: Array("The inspector is at /ui/\n".utf8))
-    }
-
-    /// `GET /ui/` and `GET /ui/{file}`: the inspector's files, compiled into the binary.
+    /// `GET /`, `GET /ui`, `GET /ui/` (the page) and `GET /ui/{file}`: the inspector's files, compiled into the binary.
     ///
     /// The page holds no data (it asks for lists with the token the user
     /// types), so it is served without a token, like `/healthz`. Its content

@@ -39,8 +39,8 @@ extension ListService {
         add(.get, "/events", .read, .custom { service, context, responder in service.eventsOfMany(context, responder) })
 
         // The inspector: static files, open to all (they hold no data; the page asks for a token).
-        add(.get, "/", nil, .sync { service, context in service.redirectToInspector(context) })
-        add(.get, "/ui", nil, .sync { service, context in service.redirectToInspector(context) })
+        add(.get, "/", nil, .sync { service, context in service.inspectorFile(context, name: "index.html") })
+        add(.get, "/ui", nil, .sync { service, context in service.inspectorFile(context, name: "index.html") })
         add(.get, "/ui/", nil, .sync { service, context in service.inspectorFile(context, name: "index.html") })
         add(.get, "/ui/{file}", nil, .sync { service, context in service.inspectorFile(context) })
         return router
