@@ -130,23 +130,26 @@ final class EventHub: Sendable {
 
     // MARK: - Events
 
+    /// Forgets a stream whose client left; stops following lists no stream follows any more.
     private func close(_ id: UInt64) {
-        let stream: Stream? = state.withLock { state in
-            guard let stream = state.streams.removeValue(forKey: id) else { return nil }
+        let unsubscribed: [any Disposable] = state.withLock { state in
+            guard let stream = state.streams.removeValue(forKey: id) else { return [] }
             let lists = stream.machine.withLock { machine in
                 machine.close()
                 return Array(machine.cursors.keys)
             }
+            var unsubscribed: [any Disposable] = []
             for list in lists {
                 state.byList[list]?.remove(id)
                 if state.byList[list]?.isEmpty ?? false {
                     state.byList[list] = nil
-                    state.subscriptions.removeValue(forKey: list)?.dispose()
+                    if let subscription = state.subscriptions.removeValue(forKey: list) { unsubscribed.append(subscription) }
                 }
             }
-            return stream
+            return unsubscribed
         }
-        _ = stream
+        // Disposed outside the hub's lock: disposing takes the router's.
+        for subscription in unsubscribed { subscription.dispose() }
     }
 
     private func committed(_ list: Identifier) {
