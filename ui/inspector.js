@@ -41,6 +41,13 @@ async function loadLists() {
   }
 }
 
+let listsRefresh = null;
+/** Reloads the lists soon (at most twice a second), after the followed list changed. */
+function refreshListsSoon() {
+  if (listsRefresh) return;
+  listsRefresh = setTimeout(() => { listsRefresh = null; loadLists(); }, 500);
+}
+
 function renderLists(lists) {
   const body = $("#lists tbody");
   body.replaceChildren(...lists.map((list) => {
@@ -85,6 +92,7 @@ function follow(list) {
       }
       setHead(snapshot);
       log(`${answer.from} → ${answer.to}: ${describe(answer.stages)}`);
+      refreshListsSoon();
     }),
     onReset: (snapshot, reason) => enqueue(async () => {
       setResets(resets + 1);
@@ -96,7 +104,9 @@ function follow(list) {
       showBanner(`Reset at version ${snapshot.version}: ${why}.`, "reset");
       render(snapshot.sections, {});
       setHead(snapshot);
+      if (follower) setConnection(follower.state);
       log(`reset to version ${snapshot.version} (${reason})`);
+      refreshListsSoon();
     }),
     onDeleted: (id) => enqueue(async () => {
       showBanner(`List ${id} was deleted. Waiting for it to come back…`, "deleted");
@@ -104,6 +114,7 @@ function follow(list) {
       setHead(null);
       setConnection("deleted");
       log("deleted");
+      refreshListsSoon();
     }),
     onState: (state, detail) => {
       if (state === "reconnecting") setConnection(state, `reconnecting in ${Math.round(detail.delay / 100) / 10} s`);

@@ -189,6 +189,17 @@ def main():
         require(lambda: [entry["id"] for entry in state()["sections"]] == ["dairy", "fruit", "veg"], "a section inserted")
         require(lambda: state()["version"] == "5", "the version")
 
+        # One batch of several kinds: the page animates it as its stages.
+        curl("PATCH", f"{base}/lists/groceries", {"ops": [
+            {"op": "insertItem", "section": "dairy", "item": {"id": "milk", "model": {"qty": 1}}},
+            {"op": "updateItem", "id": "pear", "model": {"qty": 4}},
+            {"op": "moveItem", "id": "apple", "section": "veg", "to": 1},
+            {"op": "deleteItem", "id": "leek"}]})
+        time.sleep(0.2)  # mid-animation: the rows are still highlighted
+        browser.save_screenshot(os.path.join(shots, "mid-batch.png"))
+        require(lambda: items("dairy") == ["milk"] and items("fruit") == ["pear"] and items("veg") == ["fig", "apple"],
+                "a batch of an insert, an update, a move and a delete")
+
         curl("DELETE", f"{base}/lists/groceries")
         require(lambda: "deleted" in state()["banner"] and state()["sections"] == [], "a deleted list")
         browser.save_screenshot(os.path.join(shots, "deleted.png"))

@@ -150,6 +150,13 @@ async function loadLists() {
   }
 }
 
+let listsRefresh = null;
+/** Reloads the lists soon (at most twice a second), after the followed list changed. */
+function refreshListsSoon() {
+  if (listsRefresh) return;
+  listsRefresh = setTimeout(() => { listsRefresh = null; loadLists(); }, 500);
+}
+
 function renderLists(lists) {
   const body = $("#lists tbody");
   body.replaceChildren(...lists.map((list) => {
@@ -194,6 +201,7 @@ function follow(list) {
       }
       setHead(snapshot);
       log(`${answer.from} → ${answer.to}: ${describe(answer.stages)}`);
+      refreshListsSoon();
     }),
     onReset: (snapshot, reason) => enqueue(async () => {
       setResets(resets + 1);
@@ -205,7 +213,9 @@ function follow(list) {
       showBanner(`Reset at version ${snapshot.version}: ${why}.`, "reset");
       render(snapshot.sections, {});
       setHead(snapshot);
+      if (follower) setConnection(follower.state);
       log(`reset to version ${snapshot.version} (${reason})`);
+      refreshListsSoon();
     }),
     onDeleted: (id) => enqueue(async () => {
       showBanner(`List ${id} was deleted. Waiting for it to come back…`, "deleted");
@@ -213,6 +223,7 @@ function follow(list) {
       setHead(null);
       setConnection("deleted");
       log("deleted");
+      refreshListsSoon();
     }),
     onState: (state, detail) => {
       if (state === "reconnecting") setConnection(state, `reconnecting in ${Math.round(detail.delay / 100) / 10} s`);
