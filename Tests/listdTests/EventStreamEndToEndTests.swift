@@ -198,6 +198,8 @@ final class EventStreamReader: Sendable {
         #expect(bad.status == 400 && bad.text.contains("twice"))
         let missing = try await server.get("/events")
         #expect(missing.status == 400 && missing.text.contains("lists is required"))
+        let head = try await server.request("HEAD", "/lists/a/events?since=now", timeout: 5)
+        #expect(head.status == 200 && head.header("Content-Type") == "text/event-stream", "HEAD answers at once")
     }
 
     @Test func idleStreamsGetHeartbeats() async throws {
