@@ -67,6 +67,32 @@ import Testing
         #expect(again.events.isEmpty)
     }
 
+    @Test func aStreamAdoptsTheOutcomeOfTheSameQuestion() {
+        var first = EventStreamMachine(cursors: [list: .init(epoch: "e", version: 1)])
+        var second = first
+        var stale = EventStreamMachine(cursors: [list: .init(epoch: "e", version: 0)])
+        first.begin(behind: [list])
+        second.begin(behind: [list])
+        stale.begin(behind: [list])
+        _ = first.flushed()
+        _ = second.flushed()
+        _ = stale.flushed()
+        let before = first.cursors
+        let (events, _) = first.computed([(list, .answer(answer(from: 1, to: 2)))])
+        #expect(events.count == 1)
+        let adopted = second.adopt(before: before, after: first.cursors, sent: true)
+        #expect(adopted == EventStreamMachine.Action.none)
+        #expect(second.cursors == first.cursors)
+        let refused = stale.adopt(before: before, after: first.cursors, sent: true)
+        #expect(refused == nil, "other cursors: computed(_:) must derive its own events")
+        // With nothing sent, the adopter goes idle and picks up what is pending.
+        var third = EventStreamMachine(cursors: [list: .init(epoch: "e", version: 2)])
+        third.begin(behind: [])
+        _ = third.changed(list)
+        let next = third.adopt(before: third.cursors, after: third.cursors, sent: false)
+        #expect(next == .compute([list]))
+    }
+
     @Test func aClosedStreamDoesNothing() {
         var machine = EventStreamMachine(cursors: [list: .init(epoch: "e", version: 1)])
         machine.close()

@@ -213,15 +213,29 @@ final class EventHub: Sendable {
 
     private func deliver(_ outcomes: [(Identifier, EventStreamMachine.Outcome)], to streams: [Stream]) {
         // Members of a group hold the same cursors, so they get the same
-        // events: frame them once, and share the bytes.
-        var framed: [UInt8]?
+        // events: the first member derives and frames them, the others adopt
+        // its outcome and share the bytes.
+        var shared: (before: [Identifier: EventStreamMachine.Cursor], after: [Identifier: EventStreamMachine.Cursor],
+            events: [Event], bytes: [UInt8])?
         var again: [(GroupKey, Stream)] = []
         for stream in streams {
-            let (events, followUp) = stream.machine.withLock {
-                machine -> ([Event], GroupKey?) in
-                let (events, action) = machine.computed(outcomes)
-                guard case .compute(let lists) = action else { return (events, nil) }
-                return (events, GroupKey(cursors: machine.cursors, lists: lists))
+            let (events, bytes, followUp) = stream.machine.withLock {
+                machine -> ([Event], [UInt8], GroupKey?) in
+                var events: [Event]
+                var bytes: [UInt8]
+                let action: EventStreamMachine.Action
+                if let shared,
+                    let adopted = machine.adopt(before: shared.before, after: shared.after, sent: !shared.events.isEmpty)
+                {
+                    (events, bytes, action) = (shared.events, shared.bytes, adopted)
+                } else {
+                    let before = machine.cursors
+                    (events, action) = machine.computed(outcomes)
+                    bytes = events.reduce(into: [UInt8]()) { $0.append(contentsOf: $1.bytes) }
+                    if shared == nil { shared = (before, machine.cursors, events, bytes) }
+                }
+                guard case .compute(let lists) = action else { return (events, bytes, nil) }
+                return (events, bytes, GroupKey(cursors: machine.cursors, lists: lists))
             }
             if let followUp { again.append((followUp, stream)) }
             guard !events.isEmpty else { continue }
@@ -230,8 +244,6 @@ final class EventHub: Sendable {
                     metrics.served(answer)
                 }
             }
-            let bytes = framed ?? events.reduce(into: [UInt8]()) { $0.append(contentsOf: $1.bytes) }
-            framed = bytes
             eventsSent.add(events.count, ordering: .relaxed)
             stream.output.write(bytes, whenFlushed: { [weak self] in self?.flushed(stream) })
         }

@@ -95,6 +95,24 @@ struct EventStreamMachine: Sendable {
         return (events, .none)
     }
 
+    /// Takes the outcome another stream's ``computed(_:)`` gave for the same
+    /// question: from `before` (which must be this stream's cursors) to
+    /// `after`, with or without events sent. Returns nil when the cursors
+    /// differ, and the caller uses ``computed(_:)`` instead.
+    ///
+    /// Why: thousands of streams on one list ask the same question after a
+    /// commit; the first derives the events and their ids, the rest only move
+    /// their cursors.
+    mutating func adopt(
+        before: [Identifier: Cursor], after: [Identifier: Cursor], sent: Bool
+    ) -> Action? {
+        guard phase == .busy, cursors == before else { return nil }
+        cursors = after
+        if sent { return Action.none }
+        phase = .idle
+        return startIfIdle()
+    }
+
     /// The last chunk reached the socket: compute what changed meanwhile, if anything.
     mutating func flushed() -> Action {
         guard phase == .busy else { return .none }
