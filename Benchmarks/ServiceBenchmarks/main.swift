@@ -185,15 +185,23 @@ func parked(port: Int, pid: Int, count: Int) {
 
 /// Reads many event streams as they become readable, marking the moment
 /// each one's bytes first contain a pattern.
+///
+/// Searched with `memmem` in the bytes just read (and kept only when a read
+/// ends without the pattern), so the client stays cheap: it shares the two
+/// cores with the listd it measures.
 struct StreamCollector {
     let epoll: Int32
-    var buffers: [[UInt8]]
+    /// Bytes of a stream whose pattern has not shown up yet (usually empty).
+    var partial: [[UInt8]]
     var seenAt: [Double]
+    /// Whether the bytes that held the pattern also held `expected`.
+    var matched: [Bool]
 
     init(fds: [Int32]) {
         epoll = epoll_create1(0)
-        buffers = Array(repeating: [], count: fds.count)
+        partial = Array(repeating: [], count: fds.count)
         seenAt = Array(repeating: 0, count: fds.count)
+        matched = Array(repeating: false, count: fds.count)
         for (index, fd) in fds.enumerated() {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             var event = epoll_event()
@@ -203,11 +211,31 @@ struct StreamCollector {
         }
     }
 
+    /// Whether `needle` occurs in `haystack` (memchr for its first byte, then memcmp).
+    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+        return needle.withUnsafeBytes { pattern -> Bool in
+            guard let patternBase = pattern.baseAddress else { return false }
+            var offset = 0
+            while offset + needle.count <= haystack.count {
+                guard let hit = memchr(base + offset, Int32(first), haystack.count - needle.count + 1 - offset) else {
+                    return false
+                }
+                let position = base.distance(to: UnsafeRawPointer(hit))
+                if memcmp(base + position, patternBase, needle.count) == 0 { return true }
+                offset = position + 1
+            }
+            return false
+        }
+    }
+
     /// Reads until every stream's bytes hold `pattern` or `timeout` passes; returns how many do.
-    mutating func collect(fds: [Int32], until pattern: [UInt8], timeout: Double) -> Int {
+    mutating func collect(fds: [Int32], until pattern: [UInt8], expected: [UInt8] = [], timeout: Double) -> Int {
         let start = monotonicSeconds()
         var seen = 0
         var found = [Bool](repeating: false, count: fds.count)
+        for index in partial.indices { partial[index] = [] }
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 1024)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer {
@@ -224,10 +252,21 @@ struct StreamCollector {
                     if read == 0 { epoll_ctl(epoll, EPOLL_CTL_DEL, fds[index], nil) }
                     continue
                 }
-                buffers[index] += UnsafeRawBufferPointer(rebasing: buffer[0..<read])
-                if !found[index], buffers[index].firstRange(of: pattern) != nil {
+                guard !found[index] else { continue }
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
+                var hit = Self.contains(chunk, pattern)
+                var good = hit && Self.contains(chunk, expected)
+                if !hit {
+                    // The pattern may span reads: keep the bytes and look at all of them.
+                    partial[index] += chunk
+                    hit = partial[index].withUnsafeBytes { Self.contains($0, pattern) }
+                    good = hit && partial[index].withUnsafeBytes { Self.contains($0, expected) }
+                }
+                if hit {
                     found[index] = true
                     seenAt[index] = monotonicSeconds()
+                    matched[index] = good
+                    partial[index] = []
                     seen += 1
                 }
             }
@@ -281,19 +320,16 @@ func streams(port: Int, pid: Int, count: Int) {
     usleep(500_000)
     let rssAfter = residentKiB(pid: pid)
     let load = loadAverage()
-    for index in collector.buffers.indices { collector.buffers[index] = [] }
-
     let fds = connections.map(\.fd)
     let start = monotonicSeconds()
     writer.send(
         "PATCH", "/lists/\(list.id)",
         body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#)
-    let seen = collector.collect(fds: fds, until: Array("event: change".utf8), timeout: 60)
+    let seen = collector.collect(
+        fds: fds, until: Array("event: change".utf8), expected: Array(":\(since + 1)\nevent: change".utf8), timeout: 60)
     let write = writer.receive()
     guard write.status == 200 else { fail("PATCH answered \(write.status): \(write.text.prefix(300))") }
-    var correct = 0
-    let expected = Array(":\(since + 1)\nevent: change".utf8)
-    for buffer in collector.buffers where buffer.firstRange(of: expected) != nil { correct += 1 }
+    let correct = collector.matched.filter { $0 }.count
     let latencies = collector.seenAt.filter { $0 > 0 }.map { ($0 - start) * 1000 }.sorted()
     let under100 = latencies.filter { $0 < 100 }.count
     func percentile(_ p: Double) -> Double { latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
