@@ -107,6 +107,17 @@ final class HTTPConnection {
     deinit { close(fd) }
 
     /// Sends a request without waiting for its answer.
+    /// Sends a request written out in full (the event-stream benchmark's GETs).
+    func sendRaw(_ text: String) {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count <= 0 { fail("send: errno \(errno)") }
+            sent += count
+        }
+    }
+
     func send(_ method: String, _ path: String, body: String? = nil) {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
         if let body {

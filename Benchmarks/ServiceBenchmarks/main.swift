@@ -5,6 +5,9 @@
 //   ServiceBenchmarks snapshot PORT FILE [ITEMS]   create an ITEMS-item list, save its snapshot bytes to FILE,
 //                                                  print the path to give wrk
 //   ServiceBenchmarks behind PORT [WRITES]         WRITES single-op writes, then time changes?since=<first>
+//   ServiceBenchmarks streams PORT PID [COUNT]     COUNT server-sent-event streams on one list, one write:
+//                                                  time to each stream's event, RSS per stream
+//   ServiceBenchmarks followers PORT PID [COUNT]   parked, then streams, in one run against one listd
 //
 // See README.md for the exact commands, including listd's, nginx's and wrk's.
 import CSystem
@@ -178,6 +181,169 @@ func parked(port: Int, pid: Int, count: Int) {
     )
 }
 
+// MARK: streams
+
+/// Reads many event streams as they become readable, marking the moment
+/// each one's bytes first contain a pattern.
+///
+/// Searched with `memmem` in the bytes just read (and kept only when a read
+/// ends without the pattern), so the client stays cheap: it shares the two
+/// cores with the listd it measures.
+struct StreamCollector {
+    let epoll: Int32
+    /// Bytes of a stream whose pattern has not shown up yet (usually empty).
+    var partial: [[UInt8]]
+    var seenAt: [Double]
+    /// Whether the bytes that held the pattern also held `expected`.
+    var matched: [Bool]
+
+    init(fds: [Int32]) {
+        epoll = epoll_create1(0)
+        partial = Array(repeating: [], count: fds.count)
+        seenAt = Array(repeating: 0, count: fds.count)
+        matched = Array(repeating: false, count: fds.count)
+        for (index, fd) in fds.enumerated() {
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.u64 = UInt64(index)
+            if epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0 { fail("epoll_ctl: errno \(errno)") }
+        }
+    }
+
+    /// Whether `needle` occurs in `haystack` (memchr for its first byte, then memcmp).
+    private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
+        guard let first = needle.first else { return true }
+        guard let base = haystack.baseAddress, haystack.count >= needle.count else { return false }
+        return needle.withUnsafeBytes { pattern -> Bool in
+            guard let patternBase = pattern.baseAddress else { return false }
+            var offset = 0
+            while offset + needle.count <= haystack.count {
+                guard let hit = memchr(base + offset, Int32(first), haystack.count - needle.count + 1 - offset) else {
+                    return false
+                }
+                let position = base.distance(to: UnsafeRawPointer(hit))
+                if memcmp(base + position, patternBase, needle.count) == 0 { return true }
+                offset = position + 1
+            }
+            return false
+        }
+    }
+
+    /// Reads until every stream's bytes hold `pattern` or `timeout` passes; returns how many do.
+    mutating func collect(fds: [Int32], until pattern: [UInt8], expected: [UInt8] = [], timeout: Double) -> Int {
+        let start = monotonicSeconds()
+        var seen = 0
+        var found = [Bool](repeating: false, count: fds.count)
+        for index in partial.indices { partial[index] = [] }
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 1024)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+        defer {
+            events.deallocate()
+            buffer.deallocate()
+        }
+        while seen < fds.count, monotonicSeconds() - start < timeout {
+            let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), 100)
+            guard count > 0 else { continue }
+            for event in events[0..<Int(count)] {
+                let index = Int(event.data.u64)
+                let read = recv(fds[index], buffer.baseAddress, buffer.count, 0)
+                guard read > 0 else {
+                    if read == 0 { epoll_ctl(epoll, EPOLL_CTL_DEL, fds[index], nil) }
+                    continue
+                }
+                guard !found[index] else { continue }
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
+                var hit = Self.contains(chunk, pattern)
+                var good = hit && Self.contains(chunk, expected)
+                if !hit {
+                    // The pattern may span reads: keep the bytes and look at all of them.
+                    partial[index] += chunk
+                    hit = partial[index].withUnsafeBytes { Self.contains($0, pattern) }
+                    good = hit && partial[index].withUnsafeBytes { Self.contains($0, expected) }
+                }
+                if hit {
+                    found[index] = true
+                    seenAt[index] = monotonicSeconds()
+                    matched[index] = good
+                    partial[index] = []
+                    seen += 1
+                }
+            }
+        }
+        return seen
+    }
+}
+
+func streams(port: Int, pid: Int, count: Int) {
+    let limit = raiseFileLimit()
+    guard count + 64 <= limit else { fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)") }
+    let control = HTTPConnection(port: port)
+    let list = createList(control, json: #"{"name":"streams bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
+    let writer = HTTPConnection(port: port)
+    // Warm-up: one stream, one write, so the hub's paths exist.
+    let warm = HTTPConnection(port: port)
+    warm.sendRaw("GET /lists/\(list.id)/events?since=\(list.version) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
+    var warmCollector = StreamCollector(fds: [warm.fd])
+    _ = warmCollector.collect(fds: [warm.fd], until: Array("listd event stream".utf8), timeout: 10)
+    let warmWrite = writer.request(
+        "PATCH", "/lists/\(list.id)", body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"warm","model":{}}}]}"#)
+    guard warmWrite.status == 200, let since = warmWrite.json["to"] as? Int else { fail("warm-up PATCH answered \(warmWrite.status)") }
+    guard warmCollector.collect(fds: [warm.fd], until: Array("event: change".utf8), timeout: 10) == 1 else {
+        fail("the warm-up stream got no event")
+    }
+    let baseStreams = metric(control, "listd_event_streams")
+    usleep(200_000)
+    let rssBefore = residentKiB(pid: pid)
+
+    var connections: [HTTPConnection] = []
+    connections.reserveCapacity(count)
+    let request = "GET /lists/\(list.id)/events?since=\(since) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n"
+    var collector: StreamCollector
+    do {
+        for _ in 0..<count {
+            let connection = HTTPConnection(port: port)
+            connection.sendRaw(request)
+            connections.append(connection)
+        }
+        let fds = connections.map(\.fd)
+        collector = StreamCollector(fds: fds)
+        let opened = collector.collect(fds: fds, until: Array("listd event stream".utf8), timeout: 120)
+        guard opened == count else { fail("only \(opened) of \(count) streams opened") }
+    }
+    var open = metric(control, "listd_event_streams") - baseStreams
+    let waitStart = monotonicSeconds()
+    while open < Double(count), monotonicSeconds() - waitStart < 30 {
+        usleep(50_000)
+        open = metric(control, "listd_event_streams") - baseStreams
+    }
+    usleep(500_000)
+    let rssAfter = residentKiB(pid: pid)
+    let load = loadAverage()
+    let fds = connections.map(\.fd)
+    let start = monotonicSeconds()
+    writer.send(
+        "PATCH", "/lists/\(list.id)",
+        body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#)
+    let seen = collector.collect(
+        fds: fds, until: Array("event: change".utf8), expected: Array(":\(since + 1)\nevent: change".utf8), timeout: 60)
+    let write = writer.receive()
+    guard write.status == 200 else { fail("PATCH answered \(write.status): \(write.text.prefix(300))") }
+    let correct = collector.matched.filter { $0 }.count
+    let latencies = collector.seenAt.filter { $0 > 0 }.map { ($0 - start) * 1000 }.sorted()
+    let under100 = latencies.filter { $0 < 100 }.count
+    func percentile(_ p: Double) -> Double { latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    let perStream = Double(rssAfter - rssBefore) * 1024 / Double(count)
+    print("== streams: \(count) server-sent-event streams on one list, then one PATCH (load average: \(load))")
+    print("open streams (listd_event_streams): \(Int(open)) of \(count)")
+    print("listd VmRSS before: \(rssBefore) KiB, with \(count) streams: \(rssAfter) KiB")
+    print("RSS growth per stream: \(Int(perStream)) bytes (\(String(format: "%.2f", perStream / 1024)) KiB)")
+    print("events received: \(seen) of \(count), correct (id ends :\(since + 1)): \(correct)")
+    print(
+        "PATCH sent -> event: p50 \(String(format: "%.1f", percentile(0.5))) ms, p99 \(String(format: "%.1f", percentile(0.99))) ms, "
+            + "max \(String(format: "%.1f", latencies.last ?? -1)) ms; under 100 ms: \(under100) of \(count)")
+}
+
 // MARK: snapshot
 
 func snapshot(port: Int, file: String, items: Int) {
@@ -290,12 +456,23 @@ let usage = """
     usage: ServiceBenchmarks parked PORT PID [COUNT]
            ServiceBenchmarks snapshot PORT FILE [ITEMS]
            ServiceBenchmarks behind PORT [WRITES]
+           ServiceBenchmarks streams PORT PID [COUNT]
+           ServiceBenchmarks followers PORT PID [COUNT]
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
 case "parked":
     guard let port = argument(1), let pid = argument(2) else { fail(usage) }
     parked(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "streams":
+    guard let port = argument(1), let pid = argument(2) else { fail(usage) }
+    streams(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "followers":
+    // The long-poll figure and the event-stream figure from one run, side by side.
+    guard let port = argument(1), let pid = argument(2) else { fail(usage) }
+    parked(port: port, pid: pid, count: argument(3) ?? 10_000)
+    usleep(1_000_000)
+    streams(port: port, pid: pid, count: argument(3) ?? 10_000)
 case "snapshot":
     guard let port = argument(1), arguments.count > 2 else { fail(usage) }
     snapshot(port: port, file: arguments[2], items: argument(3) ?? 1_000)

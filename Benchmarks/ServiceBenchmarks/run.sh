@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 6's service figures against a real listd (release build, loopback only).
 # This script starts listd and nginx; the ServiceBenchmarks tool itself only talks to them.
-#  1. 10,000 parked long-polls on one list, one PATCH: time until all are answered, RSS per waiter
+#  1. 10,000 parked long-polls on one list, one PATCH: time until all are answered, RSS per waiter;
+#     then, against the same listd, 10,000 server-sent-event streams, one PATCH (followers);
+#     then the streams alone on a fresh listd, for their RSS per stream
 #  2. wrk -t1 -c64 on a 1,000-item snapshot: listd vs nginx serving the same bytes
 #  3. a client 10,000 versions behind: first (computed) and second (shared) answer time
 # Needs: apt-get install -y wrk nginx-light
@@ -50,8 +52,13 @@ stop_listd() { kill "$listd_pid"; wait "$listd_pid" 2>/dev/null || true; listd_p
 echo "cores: $(nproc); listd: default event loops; nginx: worker_processes auto; wrk -t1"
 
 start_listd
-echo "== 1. $bin/ServiceBenchmarks parked $port $listd_pid $parked"
-"$bin/ServiceBenchmarks" parked "$port" "$listd_pid" "$parked"
+echo "== 1. $bin/ServiceBenchmarks followers $port $listd_pid $parked"
+"$bin/ServiceBenchmarks" followers "$port" "$listd_pid" "$parked"
+stop_listd
+
+start_listd
+echo "== 1b. $bin/ServiceBenchmarks streams $port $listd_pid $parked"
+"$bin/ServiceBenchmarks" streams "$port" "$listd_pid" "$parked"
 stop_listd
 
 start_listd

@@ -21,6 +21,7 @@ public final class ListService: HTTPHandler {
     let router: CommitRouter
     let computer: ChangeComputer
     let hub: ChangeHub
+    let eventHub: EventHub
     let cache: SnapshotCache
     let decoder: RequestDecoder
     private let routes: Router<Route>
@@ -40,6 +41,8 @@ public final class ListService: HTTPHandler {
         self.router = router
         self.computer = ChangeComputer(store: store, router: router)
         self.hub = ChangeHub(router: router, computer: computer, metrics: metrics, tick: configuration.timeoutTick)
+        self.eventHub = EventHub(
+            router: router, computer: computer, metrics: metrics, heartbeat: configuration.eventHeartbeat)
         let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
         self.cache = cache
         self.decoder = RequestDecoder(
@@ -53,6 +56,16 @@ public final class ListService: HTTPHandler {
         metrics.gauge("listd_parked_waiters") { [hub] in
             Double(hub.parkedCount)
         }
+        metrics.gauge("listd_event_streams") { [eventHub] in Double(eventHub.streamCount) }
+        metrics.counterFunction("listd_event_stream_events_total") { [eventHub] in
+            Double(eventHub.eventsSent.load(ordering: .relaxed))
+        }
+        metrics.counterFunction("listd_event_stream_coalesced_total") { [eventHub] in
+            Double(eventHub.changesCoalesced.load(ordering: .relaxed))
+        }
+        metrics.counterFunction("listd_event_stream_heartbeats_total") { [eventHub] in
+            Double(eventHub.heartbeatsSent.load(ordering: .relaxed))
+        }
     }
 
     deinit {
@@ -63,7 +76,13 @@ public final class ListService: HTTPHandler {
     /// Answers every parked long-poll with "no change" so its client
     /// reconnects elsewhere, and refuses to park new ones. The HTTP server
     /// calls it when it starts a graceful shutdown.
-    public func shutdown() { hub.shutdown() }
+    public func shutdown() {
+        hub.shutdown()
+        eventHub.shutdown()
+    }
+
+    /// How many server-sent-event streams are open.
+    public var eventStreams: Int { eventHub.streamCount }
 
     /// How many long-polls are parked.
     public var parkedWaiters: Int { hub.parkedCount }
@@ -72,6 +91,9 @@ public final class ListService: HTTPHandler {
 
     public func handle(_ request: Request, responder: Responder) {
         let started = ContinuousClock.now
+        if request.method == .options, configuration.cors.isEnabled {
+            return preflight(request, responder, started: started)
+        }
         switch routes.match(method: request.method, path: request.path) {
         case .notFound:
             finish(.init(request: request, route: "unmatched", started: started), responder,
@@ -125,8 +147,29 @@ public final class ListService: HTTPHandler {
         return .internalError("the server failed unexpectedly: \(error)")
     }
 
+    /// Answers a CORS preflight: 204 for an allowed origin, 403 for another.
+    private func preflight(_ request: Request, _ responder: Responder, started: ContinuousClock.Instant) {
+        let context = Context(request: request, route: "preflight", started: started)
+        let origin = request.header("Origin")
+        if let response = configuration.cors.preflight(origin: origin) {
+            return finish(context, responder, response)
+        }
+        let problem = Problem(
+            slug: "origin-not-allowed", title: "The origin is not allowed", status: 403,
+            detail: origin.map { "origin \($0.prefix(200)) is not one of listd's --cors-origin values" }
+                ?? "OPTIONS is answered only as a CORS preflight, with an Origin header")
+        finish(context, responder, problem.response())
+    }
+
+    /// Adds the CORS fields for the request's origin, if CORS is on.
+    func addCORSHeaders(to headers: inout HTTPHeaders, _ context: Context) {
+        configuration.cors.addHeaders(to: &headers, origin: context.request.header("Origin"))
+    }
+
     /// Records, logs and sends one answer.
     func finish(_ context: Context, _ responder: Responder, _ response: Response) {
+        var response = response
+        if configuration.cors.isEnabled, context.route != "preflight" { addCORSHeaders(to: &response.headers, context) }
         let elapsed = ContinuousClock.now - context.started
         metrics.request(
             route: context.route, method: context.request.method.rawValue, status: response.status.code,

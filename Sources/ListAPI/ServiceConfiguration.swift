@@ -14,6 +14,10 @@ public struct ServiceConfiguration: Sendable {
     public var snapshotCacheBytes: Int
     /// The granularity of long-poll timeouts.
     public var timeoutTick: Duration
+    /// How often an idle event stream gets a comment line, so proxies keep it open.
+    public var eventHeartbeat: Duration = .seconds(15)
+    /// Which browser origins may call listd (CORS); empty: none, and no CORS header is sent.
+    public var cors = CORSPolicy()
 
     /// Creates a configuration with listd's defaults.
     public init(

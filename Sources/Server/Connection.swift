@@ -32,6 +32,8 @@ final class Connection {
     var streamChunked = false
     /// The current stream sends a body at all (not for HEAD).
     var streamSendsBody = false
+    /// Called once the output buffer is empty (see `ResponseStream.write(_:whenFlushed:)`).
+    var flushWaiters: [@Sendable () -> Void] = []
 
     init(fd: Int32, slot: Int, token: UInt64, remoteAddress: String, limits: HTTPLimits, interest: SelectorInterest) {
         self.fd = fd

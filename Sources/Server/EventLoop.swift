@@ -457,9 +457,13 @@ final class EventLoopCore {
             unpark(connection)
             let wantsClose = Self.handlerWantsClose(head)
             perform(connection.machine.streamStarted(handlerWantsClose: wantsClose), on: connection, response: head)
-        case .streamChunk(let bytes):
-            guard case .streaming = connection.machine.state, connection.streamSendsBody else { return }
-            connection.output.append(connection.streamChunked ? ResponseSerializer.chunk(bytes) : bytes)
+        case .streamChunk(let bytes, let flushed):
+            guard case .streaming = connection.machine.state else { return }
+            if connection.streamSendsBody {
+                connection.output.append(connection.streamChunked ? ResponseSerializer.chunk(bytes) : bytes)
+            }
+            // Called from `flush` once the output is empty (at once for a HEAD stream).
+            if let flushed { connection.flushWaiters.append(flushed) }
         case .streamEnd:
             perform(connection.machine.streamFinished(), on: connection)
         }
@@ -610,6 +614,7 @@ final class EventLoopCore {
     private func flush(_ connection: Connection) {
         if connection.output.isEmpty {
             perform(connection.machine.outputFlushed(), on: connection)
+            notifyFlushed(connection)
             return
         }
         while !connection.output.isEmpty {
@@ -637,6 +642,15 @@ final class EventLoopCore {
             }
         }
         perform(connection.machine.outputFlushed(), on: connection)
+        notifyFlushed(connection)
+    }
+
+    /// Runs the stream producers' flush callbacks once nothing is queued.
+    private func notifyFlushed(_ connection: Connection) {
+        guard !connection.flushWaiters.isEmpty, connection.output.isEmpty, isOpen(connection) else { return }
+        let waiters = connection.flushWaiters
+        connection.flushWaiters = []
+        for waiter in waiters { waiter() }
     }
 
     private func updateInterest(_ connection: Connection) {

@@ -5,7 +5,8 @@ import Synchronization
 enum Delivery: Sendable {
     case response(Response)
     case streamHead(Response)
-    case streamChunk([UInt8])
+    /// A chunk, and what to call once it (and all before it) reached the socket.
+    case streamChunk([UInt8], flushed: (@Sendable () -> Void)?)
     case streamEnd
 }
 
@@ -142,8 +143,20 @@ public final class ResponseStream: Sendable {
 
     /// Sends `bytes` as one chunk; ignored after `finish()` or once the client left.
     public func write(_ bytes: [UInt8]) {
+        write(bytes, whenFlushed: nil)
+    }
+
+    /// Sends `bytes` as one chunk and calls `flushed` once the connection's
+    /// queued output, this chunk included, has all been handed to the socket.
+    ///
+    /// Why: a producer that writes again only after `flushed` keeps at most
+    /// one chunk per stream in memory, however slowly its client reads, and
+    /// can coalesce what happened meanwhile into its next chunk. `flushed`
+    /// runs on the connection's event loop thread and must not block; it
+    /// never runs if the client goes away first (use `onCancel` for that).
+    public func write(_ bytes: [UInt8], whenFlushed flushed: (@Sendable () -> Void)?) {
         guard !bytes.isEmpty, open.load(ordering: .acquiring) else { return }
-        if !responder.deliverStreamPart(.streamChunk(bytes)) {
+        if !responder.deliverStreamPart(.streamChunk(bytes, flushed: flushed)) {
             open.store(false, ordering: .releasing)
         }
     }

@@ -224,6 +224,19 @@ struct Settings {
 
         service = ServiceConfiguration(
             accessPolicy: AccessPolicy(writeToken: writeToken, readToken: readToken), maxBodyBytes: maxBody)
+        var origins = options.corsOrigin
+        if origins.isEmpty, let variable = env.environment["LISTD_CORS_ORIGIN"] {
+            origins = variable.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        for origin in origins {
+            if let problem = CORSPolicy.validationFailure(origin) { throw ValidationError("--cors-origin: \(problem)") }
+        }
+        service.cors = CORSPolicy(origins: origins)
+        let heartbeat = try env.resolve(
+            options.eventHeartbeat, "LISTD_EVENT_HEARTBEAT", default: DurationArgument(.seconds(15), description: "15s")
+        ).duration
+        guard heartbeat >= .milliseconds(10) else { throw ValidationError("--event-heartbeat must be at least 10ms") }
+        service.eventHeartbeat = heartbeat
     }
 
     /// Whether `host` names only this machine.

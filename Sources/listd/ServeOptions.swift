@@ -49,6 +49,12 @@ struct ServeOptions: ParsableArguments {
     @Flag(help: "Allow listening on a non-loopback address without a token (env: LISTD_ALLOW_UNAUTHENTICATED).")
     var allowUnauthenticated = false
 
+    @Option(help: "A web origin (https://app.example) whose pages may call listd, or * for any; repeatable (env: LISTD_CORS_ORIGIN, comma-separated; default: none, no CORS headers).")
+    var corsOrigin: [String] = []
+
+    @Option(help: "How often an idle event stream gets a keep-alive comment, e.g. 15s (env: LISTD_EVENT_HEARTBEAT; default: 15s).")
+    var eventHeartbeat: DurationArgument?
+
     @Option(help: "How long a graceful shutdown waits for requests in flight (env: LISTD_DRAIN_TIMEOUT; default: 10s).")
     var drainTimeout: DurationArgument?
 

@@ -325,6 +325,25 @@ import Testing
         #expect(try client.readReply().text == "data: one\n\ndata: two\n\n")
     }
 
+    @Test func aStreamChunkReportsWhenItReachedTheSocket() throws {
+        let flushed = Recorder<Int>()
+        let (server, port) = try startServer { _, responder in
+            let stream = responder.startStream(Response(status: .ok, headers: ["Content-Type": "text/event-stream"]))
+            // Far more than the socket buffers hold while the client does not read.
+            stream.write([UInt8](repeating: 0x61, count: 16 << 20), whenFlushed: {
+                flushed.append(1)
+                stream.finish()
+            })
+        }
+        defer { stop(server) }
+        let client = try TestClient(port: port, receiveBuffer: 4096, timeoutSeconds: 20)
+        client.send("GET /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(!eventually(0.3) { flushed.count > 0 }, "reported before the client read it")
+        let reply = try client.readReply()
+        #expect(reply.body.count == 16 << 20)
+        #expect(flushed.count == 1)
+    }
+
     @Test func gracefulShutdownAnswersParkedRequestsThroughTheHook() throws {
         let parked = Recorder<Responder>()
         let (server, port) = try startServer { _, responder in parked.append(responder) }

@@ -35,6 +35,12 @@ import Testing
         ("DELETE", "/lists/{list}/items/{item}"),
         ("GET", "/lists/{list}/changes"),
         ("POST", "/changes"),
+        ("GET", "/lists/{list}/events"),
+        ("GET", "/events"),
+        ("GET", "/"),
+        ("GET", "/ui"),
+        ("GET", "/ui/"),
+        ("GET", "/ui/{file}"),
     ]
 
     /// What the spec must declare: the routes, and HEAD wherever GET is.
@@ -100,6 +106,7 @@ import Testing
         path.replacingOccurrences(of: "{list}", with: "no-such-list")
             .replacingOccurrences(of: "{section}", with: "no-such-section")
             .replacingOccurrences(of: "{item}", with: "no-such-item")
+            .replacingOccurrences(of: "{file}", with: "listd.js")
     }
 
     @Test func liveServerRoutesExactlyTheListedRoutes() async throws {

@@ -50,6 +50,12 @@ public final class ServiceMetrics: Sendable {
             Family(name: "listd_open_connections", help: "Open HTTP connections."),
             Family(name: "listd_store_writes_total", help: "Writes committed since start."),
             Family(name: "listd_store_commits_total", help: "Group commits (transactions, fsyncs) since start."),
+            Family(name: "listd_event_streams", help: "Open server-sent-event streams."),
+            Family(name: "listd_event_stream_events_total", help: "Events written to event streams."),
+            Family(
+                name: "listd_event_stream_coalesced_total",
+                help: "Changes that found their event stream still writing and went into its next net answer."),
+            Family(name: "listd_event_stream_heartbeats_total", help: "Heartbeat comments written."),
         ].map { ($0.name, $0) })
 
     private struct RequestKey: Hashable {

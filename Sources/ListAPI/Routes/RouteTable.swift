@@ -35,6 +35,14 @@ extension ListService {
 
         add(.get, "/lists/{list}/changes", .read, .custom { service, context, responder in service.changes(context, responder) })
         add(.post, "/changes", .read, .custom { service, context, responder in service.changesOfMany(context, responder) })
+        add(.get, "/lists/{list}/events", .read, .custom { service, context, responder in service.events(context, responder) })
+        add(.get, "/events", .read, .custom { service, context, responder in service.eventsOfMany(context, responder) })
+
+        // The inspector: static files, open to all (they hold no data; the page asks for a token).
+        add(.get, "/", nil, .sync { service, context in service.inspectorFile(context, name: "index.html") })
+        add(.get, "/ui", nil, .sync { service, context in service.inspectorFile(context, name: "index.html") })
+        add(.get, "/ui/", nil, .sync { service, context in service.inspectorFile(context, name: "index.html") })
+        add(.get, "/ui/{file}", nil, .sync { service, context in service.inspectorFile(context) })
         return router
     }
 }

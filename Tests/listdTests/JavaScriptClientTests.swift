@@ -1,0 +1,37 @@
+import Foundation
+import ListdTestSupport
+import Testing
+
+/// Runs the JavaScript client's own tests (clients/js/listd.test.mjs) with
+/// Node's test runner, so `swift test` covers both clients and the shared
+/// stage fixture. Without Node the test is skipped, saying why; under
+/// `CI=true` a missing Node is a failure.
+@Suite struct JavaScriptClientTests {
+    static let node: String? = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    static let inCI = ProcessInfo.processInfo.environment["CI"] == "true"
+
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+    }
+
+    @Test(.enabled(if: node != nil || inCI, "node is not installed (apt-get install nodejs): the JavaScript client's tests are skipped"))
+    func nodeTestsPass() async throws {
+        let node = try #require(Self.node, "CI=true and node is missing: install nodejs")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: node)
+        process.arguments = ["--test", "clients/js/"]
+        process.currentDirectoryURL = Self.root
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = OutputLog(pipe.fileHandleForReading)
+        await output.finished(timeout: .seconds(120))
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "node --test clients/js/ failed:\n\(output.text.suffix(4000))")
+        #expect(output.text.contains("# fail 0"), "\(output.text.suffix(2000))")
+    }
+}

@@ -1,0 +1,611 @@
+// listd.js: a client for listd in one ES module,
+// with no dependencies. Works in browsers and in Node 18+ (global fetch).
+//
+//   import { ListdClient } from "./listd.js";
+//   const client = new ListdClient({ baseURL: "http://127.0.0.1:8080", token });
+//   await client.patchList("groceries", [{ op: "moveItem", id: "apple", to: 0 }]);
+//   const follower = client.follow("groceries", {
+//     onSnapshot(snapshot) { render(snapshot); },
+//     onChanges({ answer, states }) { animate(states); },  // states[0] before, states[i+1] after stage i
+//     onReset(snapshot) { render(snapshot); },
+//     onDeleted(list) { showGone(list); },
+//   });
+//   follower.stop();
+//
+// Following reads server-sent events with fetch (EventSource cannot send an
+// Authorization header, and tokens never go in URLs), and falls back to
+// long-polling when the stream is not available. Stages are applied with
+// exactly SectionDiff's rules (`applyStage`); an answer that does not apply,
+// or does not start at the version held, makes the client refetch the
+// snapshot rather than show a wrong table.
+
+/** An error from listd: the problem+json fields, or a transport failure. */
+export class ListdError extends Error {
+  constructor(status, problem, retryAfter) {
+    super(problem?.detail || problem?.title || `HTTP ${status}`);
+    this.name = "ListdError";
+    this.status = status;
+    this.type = problem?.type;
+    this.title = problem?.title;
+    this.detail = problem?.detail;
+    /** Seconds the server asked to wait (Retry-After), or undefined. */
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** A stage that does not fit the state it was applied to. */
+export class StageError extends Error {
+  constructor(stage, operation, reason) {
+    super(`stage ${stage}, ${operation}: ${reason}`);
+    this.name = "StageError";
+    this.stage = stage;
+    this.operation = operation;
+    this.reason = reason;
+  }
+}
+
+function comparePaths(a, b) {
+  return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
+}
+
+function isIndex(value) {
+  return Number.isInteger(value);
+}
+
+/**
+ * Applies one stage to `sections` the way UITableView.performBatchUpdates
+ * does, with SectionDiff's rules (Sources/SectionDiff/Stage+Apply.swift), and
+ * returns the sections after it. `sections` is not modified.
+ *
+ * Deletes, updates and move sources name positions before the stage; inserts
+ * and move targets name positions after it; what is neither removed nor
+ * placed keeps its relative order and fills the remaining places.
+ * Throws StageError for a position out of range or named twice, an item
+ * operation inside a section deleted or inserted in the same stage.
+ */
+export function applyStage(sections, stage, stageNumber = 0) {
+  const fail = (field, entry, reason) => new StageError(stageNumber, `${field}[${entry}]`, reason);
+  const sectionDeleted = stage.sectionDeleted || [];
+  const sectionInserted = stage.sectionInserted || [];
+  const sectionUpdated = stage.sectionUpdated || [];
+  const sectionMoved = stage.sectionMoved || [];
+  const itemDeleted = stage.itemDeleted || [];
+  const itemInserted = stage.itemInserted || [];
+  const itemUpdated = stage.itemUpdated || [];
+  const itemMoved = stage.itemMoved || [];
+
+  // Sections are copied shallowly; item arrays are replaced, never mutated.
+  const work = sections.map((section) => ({ ...section, items: section.items }));
+  const before = work.length;
+  const role = new Array(before).fill("kept");
+  const claim = (index, newRole, field, entry) => {
+    if (!isIndex(index) || index < 0 || index >= before) {
+      throw fail(field, entry, `section ${index} is out of range: there are ${before} sections before the stage`);
+    }
+    if (role[index] !== "kept") throw fail(field, entry, `section ${index} is already ${role[index]} in this stage`);
+    role[index] = newRole;
+  };
+  sectionDeleted.forEach((index, entry) => claim(index, "deleted", "sectionDeleted", entry));
+  sectionUpdated.forEach((update, entry) => {
+    claim(update.at, "updated", "sectionUpdated", entry);
+    work[update.at] = { ...work[update.at], model: update.model };
+  });
+  sectionMoved.forEach((move, entry) => claim(move.from, "moved", "sectionMoved", entry));
+
+  const after = before - sectionDeleted.length + sectionInserted.length;
+  const slots = new Array(Math.max(after, 0)).fill(null);
+  const place = (index, slot, field, entry) => {
+    if (!isIndex(index) || index < 0 || index >= after) {
+      throw fail(field, entry, `section ${index} is out of range: there are ${after} sections after the stage`);
+    }
+    if (slots[index] !== null) throw fail(field, entry, `section position ${index} is already filled in this stage`);
+    slots[index] = slot;
+  };
+  sectionInserted.forEach((insertion, entry) => place(insertion.at, { inserted: entry }, "sectionInserted", entry));
+  sectionMoved.forEach((move, entry) => place(move.to, { moved: move.from }, "sectionMoved", entry));
+
+  // Items, before the stage.
+  const named = new Map(); // "s,i" -> "deleted" | "updated" | "moved"
+  const claimItem = (path, kind, field, entry) => {
+    if (!Array.isArray(path) || path.length !== 2 || !isIndex(path[0]) || !isIndex(path[1])) {
+      throw fail(field, entry, `${JSON.stringify(path)} is not a [section, item] position`);
+    }
+    const [section, element] = path;
+    if (section < 0 || section >= before) {
+      throw fail(field, entry, `section ${section} is out of range: there are ${before} sections before the stage`);
+    }
+    if (role[section] === "deleted") throw fail(field, entry, `item [${path}] is in a section deleted in the same stage`);
+    const count = work[section].items.length;
+    if (element < 0 || element >= count) {
+      throw fail(field, entry, `item [${path}] is out of range: section ${section} has ${count} items before the stage`);
+    }
+    const key = `${section},${element}`;
+    if (named.has(key)) throw fail(field, entry, `item [${path}] is already ${named.get(key)} in this stage`);
+    named.set(key, kind);
+  };
+  itemDeleted.forEach((path, entry) => claimItem(path, "deleted", "itemDeleted", entry));
+  itemUpdated.forEach((update, entry) => {
+    claimItem(update.at, "updated", "itemUpdated", entry);
+    const [section, element] = update.at;
+    const items = work[section].items.slice();
+    items[element] = { ...items[element], model: update.model };
+    work[section] = { ...work[section], items };
+  });
+  const movedItems = itemMoved.map((move, entry) => {
+    claimItem(move.from, "moved", "itemMoved", entry);
+    return work[move.from[0]].items[move.from[1]];
+  });
+  // Remove deleted and moved-out items.
+  const removals = new Map(); // section -> Set of item indexes
+  for (const [key, kind] of named) {
+    if (kind === "updated") continue;
+    const [section, element] = key.split(",").map(Number);
+    if (!removals.has(section)) removals.set(section, new Set());
+    removals.get(section).add(element);
+  }
+  for (const [section, gone] of removals) {
+    if (role[section] === "deleted") continue;
+    work[section] = { ...work[section], items: work[section].items.filter((_, index) => !gone.has(index)) };
+  }
+
+  // Assemble the sections after the stage.
+  const result = [];
+  const isInserted = new Array(Math.max(after, 0)).fill(false);
+  let nextStaying = 0;
+  for (let index = 0; index < after; index++) {
+    const slot = slots[index];
+    if (slot && slot.inserted !== undefined) {
+      result.push(sectionInserted[slot.inserted].section);
+      isInserted[index] = true;
+    } else if (slot) {
+      result.push(work[slot.moved]);
+    } else {
+      while (nextStaying < before && (role[nextStaying] === "deleted" || role[nextStaying] === "moved")) nextStaying++;
+      if (nextStaying >= before) throw fail("sectionInserted", 0, "the stage's section counts do not add up");
+      result.push(work[nextStaying]);
+      nextStaying++;
+    }
+  }
+
+  // Items, after the stage: inserts and move targets, grouped by section.
+  const incoming = [];
+  itemInserted.forEach((insertion, entry) => {
+    if (!Array.isArray(insertion.at) || insertion.at.length !== 2 || !isIndex(insertion.at[0]) || !isIndex(insertion.at[1])) {
+      throw fail("itemInserted", entry, `${JSON.stringify(insertion.at)} is not a [section, item] position`);
+    }
+    incoming.push({ at: insertion.at, item: insertion.item, field: "itemInserted", entry });
+  });
+  itemMoved.forEach((move, entry) => {
+    if (!Array.isArray(move.to) || move.to.length !== 2 || !isIndex(move.to[0]) || !isIndex(move.to[1])) {
+      throw fail("itemMoved", entry, `${JSON.stringify(move.to)} is not a [section, item] position`);
+    }
+    incoming.push({ at: move.to, item: movedItems[entry], field: "itemMoved", entry });
+  });
+  incoming.sort((a, b) => comparePaths(a.at, b.at));
+  let start = 0;
+  while (start < incoming.length) {
+    const first = incoming[start];
+    const section = first.at[0];
+    let end = start;
+    while (end < incoming.length && incoming[end].at[0] === section) end++;
+    if (section < 0 || section >= after) {
+      throw fail(first.field, first.entry, `section ${section} is out of range: there are ${after} sections after the stage`);
+    }
+    if (isInserted[section]) {
+      throw fail(first.field, first.entry, `item [${first.at}] is in a section inserted in the same stage`);
+    }
+    const staying = result[section].items;
+    const count = staying.length + (end - start);
+    for (let index = start; index < end; index++) {
+      const element = incoming[index].at[1];
+      if (element < 0 || element >= count) {
+        const bad = incoming[index];
+        throw fail(bad.field, bad.entry, `item [${bad.at}] is out of range: section ${section} has ${count} items after the stage`);
+      }
+    }
+    const items = [];
+    let nextStayingItem = 0;
+    let next = start;
+    for (let position = 0; position < count; position++) {
+      if (next < end && incoming[next].at[1] === position) {
+        items.push(incoming[next].item);
+        next++;
+        if (next < end && incoming[next].at[1] === position) {
+          const bad = incoming[next];
+          throw fail(bad.field, bad.entry, `item position [${bad.at}] is already filled in this stage`);
+        }
+      } else {
+        items.push(staying[nextStayingItem]);
+        nextStayingItem++;
+      }
+    }
+    result[section] = { ...result[section], items };
+    start = end;
+  }
+  return result;
+}
+
+/**
+ * Applies a change answer's stages to a snapshot (which must be at
+ * `answer.from`, of `answer.epoch`) and returns every state: `states[0]` is
+ * the sections before, `states[i + 1]` after stage i. Throws StageError.
+ */
+export function applyAnswer(snapshot, answer) {
+  if (answer.reset) throw new StageError(0, "reset", "a reset carries a snapshot, not stages");
+  if (snapshot.epoch !== undefined && answer.epoch !== undefined && snapshot.epoch !== answer.epoch) {
+    throw new StageError(0, "epoch", `the answer is for epoch ${answer.epoch}, the snapshot is of ${snapshot.epoch}`);
+  }
+  if (snapshot.version !== answer.from) {
+    throw new StageError(0, "from", `the answer starts at version ${answer.from}, the snapshot is at ${snapshot.version}`);
+  }
+  const states = [snapshot.sections];
+  (answer.stages || []).forEach((stage, index) => {
+    states.push(applyStage(states[states.length - 1], stage, index));
+  });
+  return states;
+}
+
+/** Reads a `text/event-stream` body: calls `onEvent({event, data, id})` per event. */
+export class EventStreamParser {
+  constructor(onEvent) {
+    this.onEvent = onEvent;
+    this.buffer = "";
+    this.event = "";
+    this.data = [];
+    this.id = undefined;
+    this.retry = undefined;
+  }
+
+  /** Feeds decoded text. */
+  push(text) {
+    this.buffer += text;
+    let newline;
+    while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const line = this.buffer.slice(0, newline);
+      const width = this.buffer.startsWith("\r\n", newline) ? 2 : 1;
+      // A lone \r at the end may be the first half of \r\n: wait for more.
+      if (width === 1 && this.buffer[newline] === "\r" && newline === this.buffer.length - 1) break;
+      this.buffer = this.buffer.slice(newline + width);
+      this.line(line);
+    }
+  }
+
+  line(line) {
+    if (line === "") {
+      if (this.data.length > 0) {
+        this.onEvent({ event: this.event || "message", data: this.data.join("\n"), id: this.id });
+      }
+      this.event = "";
+      this.data = [];
+      return;
+    }
+    if (line.startsWith(":")) return; // a comment: the heartbeat
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") this.event = value;
+    else if (field === "data") this.data.push(value);
+    else if (field === "id" && !value.includes("\0")) this.id = value;
+    else if (field === "retry" && /^\d+$/.test(value)) this.retry = Number(value);
+  }
+}
+
+const sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+
+/** A listd server: REST calls and `follow`. */
+export class ListdClient {
+  /**
+   * @param {object} options
+   * @param {string} [options.baseURL] the server, e.g. "http://127.0.0.1:8080" (default: this page's origin)
+   * @param {string} [options.token] a bearer token (sent only in the Authorization header)
+   * @param {Function} [options.fetch] a fetch implementation (default: the global one)
+   */
+  constructor({ baseURL = "", token, fetch: fetchImpl } = {}) {
+    this.baseURL = baseURL.replace(/\/$/, "");
+    this.token = token;
+    this.fetchImpl = fetchImpl || globalThis.fetch.bind(globalThis);
+  }
+
+  headers(extra = {}) {
+    const headers = { ...extra };
+    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    return headers;
+  }
+
+  /** One request; resolves to the parsed JSON body (or null), throws ListdError. */
+  async request(method, path, { body, headers = {}, signal } = {}) {
+    const init = { method, headers: this.headers(headers), signal, cache: "no-store" };
+    if (body !== undefined) {
+      init.body = JSON.stringify(body);
+      init.headers["Content-Type"] = "application/json";
+    }
+    let response;
+    try {
+      response = await this.fetchImpl(this.baseURL + path, init);
+    } catch (error) {
+      if (error?.name === "AbortError") throw error;
+      throw new ListdError(0, { title: "network error", detail: String(error?.message || error) });
+    }
+    const text = await response.text();
+    let value = null;
+    if (text) {
+      try { value = JSON.parse(text); } catch { value = null; }
+    }
+    if (!response.ok) throw new ListdError(response.status, value, retryAfter(response));
+    return value;
+  }
+
+  listLists({ limit, after } = {}) {
+    const query = new URLSearchParams();
+    if (limit !== undefined) query.set("limit", String(limit));
+    if (after !== undefined) query.set("after", after);
+    const text = query.toString();
+    return this.request("GET", `/lists${text ? `?${text}` : ""}`);
+  }
+  getList(list) { return this.request("GET", `/lists/${encodeURIComponent(list)}`); }
+  createList(list) { return this.request("POST", "/lists", { body: list }); }
+  replaceList(list, snapshot, { ifMatch } = {}) {
+    return this.request("PUT", `/lists/${encodeURIComponent(list)}`, { body: snapshot, headers: ifMatchHeader(ifMatch) });
+  }
+  patchList(list, ops, { ifMatch } = {}) {
+    return this.request("PATCH", `/lists/${encodeURIComponent(list)}`, { body: { ops }, headers: ifMatchHeader(ifMatch) });
+  }
+  deleteList(list) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}`); }
+  createSection(list, section) { return this.request("POST", `/lists/${encodeURIComponent(list)}/sections`, { body: section }); }
+  deleteSection(list, section) {
+    return this.request("DELETE", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}`);
+  }
+  createItem(list, section, item) {
+    return this.request("POST", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}/items`, { body: item });
+  }
+  getItem(list, item) { return this.request("GET", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
+  deleteItem(list, item) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
+  /** One long-poll: the change since `since` (waits up to `timeout` seconds). */
+  changes(list, since, { epoch, timeout = 30, signal } = {}) {
+    const query = new URLSearchParams({ since: String(since), timeout: String(timeout) });
+    if (epoch) query.set("epoch", epoch);
+    return this.request("GET", `/lists/${encodeURIComponent(list)}/changes?${query}`, { signal });
+  }
+
+  /**
+   * Follows a list live. Returns `{ stop(), get snapshot(), get state() }`.
+   *
+   * Callbacks (all optional): `onSnapshot(snapshot)` once the first snapshot
+   * is known; `onChanges({answer, states, snapshot})` per change answer,
+   * `states[0]` the sections before and `states[i+1]` after stage i;
+   * `onReset(snapshot, reason)` when the data is replaced (a server reset, or a
+   * refetch after an answer that did not apply); `onDeleted(list)`;
+   * `onState(state, detail)` with "connecting", "live", "polling",
+   * "reconnecting" (detail: {delay, error}), "stopped"; `onError(error)` for an
+   * error that stops following (401, 403).
+   *
+   * Options: `since` and `epoch` (start from a version held; then no first
+   * snapshot is fetched unless the stream resets), `transport` ("auto":
+   * events, else long-poll; "events"; "poll"), `minDelay`/`maxDelay` (ms) of
+   * the jittered back-off.
+   */
+  follow(list, options = {}) {
+    return new Follower(this, list, options);
+  }
+}
+
+function ifMatchHeader(version) {
+  return version === undefined ? {} : { "If-Match": `"${version}"` };
+}
+
+function retryAfter(response) {
+  const value = response.headers.get("Retry-After");
+  if (value === null) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
+}
+
+class Follower {
+  constructor(client, list, options) {
+    this.client = client;
+    this.list = list;
+    this.options = options;
+    this.snapshot = null;
+    this.lastEventID = undefined;
+    this.transport = options.transport || "auto";
+    this.failures = 0;
+    this.controller = new AbortController();
+    this.stopped = false;
+    this.state = "connecting";
+    if (options.since !== undefined) {
+      this.snapshot = { id: list, epoch: options.epoch, version: options.since, sections: options.sections || [] };
+    }
+    this.done = this.run();
+  }
+
+  stop() {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.controller.abort();
+    this.setState("stopped");
+  }
+
+  setState(state, detail) {
+    this.state = state;
+    this.options.onState?.(state, detail);
+  }
+
+  async run() {
+    while (!this.stopped) {
+      try {
+        if (!this.snapshot) await this.refetch("initial");
+        if (this.stopped) return;
+        if (this.transport !== "poll") {
+          const streamed = await this.stream();
+          if (!streamed) {
+            if (this.transport === "events") throw new ListdError(0, { detail: "the server sent no event stream" });
+            this.transport = "poll";
+          }
+        } else {
+          await this.poll();
+        }
+      } catch (error) {
+        if (this.stopped || error?.name === "AbortError") return;
+        if (error instanceof ListdError && (error.status === 401 || error.status === 403)) {
+          this.options.onError?.(error);
+          this.stop();
+          return;
+        }
+        if (error instanceof ListdError && error.status === 404) {
+          const had = this.snapshot !== null;
+          this.snapshot = null;
+          if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
+          this.deletedReported = true;
+        }
+        await this.backOff(error);
+      }
+    }
+  }
+
+  /** Waits before reconnecting: jittered exponential back-off, or what Retry-After says. */
+  async backOff(error) {
+    this.failures += 1;
+    const min = this.options.minDelay ?? 250;
+    const max = this.options.maxDelay ?? 30000;
+    let delay = Math.min(max, min * 2 ** Math.min(this.failures - 1, 16));
+    delay = delay / 2 + Math.random() * (delay / 2);
+    if (error instanceof ListdError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter * 1000);
+    this.setState("reconnecting", { delay, error });
+    await sleep(delay, this.controller.signal);
+  }
+
+  async refetch(reason) {
+    const snapshot = await this.client.request("GET", `/lists/${encodeURIComponent(this.list)}`, {
+      signal: this.controller.signal,
+    });
+    const recreated = this.snapshot === null && this.deletedReported;
+    const first = this.snapshot === null && reason === "initial" && !recreated;
+    this.snapshot = snapshot;
+    this.lastEventID = undefined;
+    this.deletedReported = false;
+    if (first) this.options.onSnapshot?.(snapshot);
+    else this.options.onReset?.(snapshot, recreated ? "recreated" : reason);
+  }
+
+  /**
+   * Handles one answer (from the stream or a long-poll). Returns false when
+   * it refetched the snapshot instead (the answer did not apply).
+   */
+  async handle(answer) {
+    if (answer.deleted) {
+      const had = this.snapshot !== null;
+      this.snapshot = null;
+      if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
+      this.deletedReported = true;
+      return true;
+    }
+    if (answer.reset) {
+      const had = this.snapshot !== null;
+      const recreated = !had && this.deletedReported;
+      this.snapshot = answer.snapshot;
+      if (had) this.options.onReset?.(answer.snapshot, "server");
+      else if (recreated) this.options.onReset?.(answer.snapshot, "recreated");
+      else this.options.onSnapshot?.(answer.snapshot);
+      this.deletedReported = false;
+      return true;
+    }
+    this.deletedReported = false;
+    const held = this.snapshot;
+    if (!held) {
+      await this.refetch("initial");
+      return false;
+    }
+    // Already applied (a replay after a reconnect): never apply a stage twice.
+    if (answer.epoch === held.epoch && answer.to <= held.version) return true;
+    let states;
+    try {
+      states = applyAnswer(held, answer);
+    } catch (error) {
+      if (!(error instanceof StageError)) throw error;
+      await this.refetch("mismatch");
+      return false;
+    }
+    this.snapshot = { ...held, epoch: answer.epoch, version: answer.to, sections: states[states.length - 1] };
+    this.options.onChanges?.({ answer, states, snapshot: this.snapshot });
+    return true;
+  }
+
+  /** Reads the event stream until it ends; false when the server has none. */
+  async stream() {
+    const held = this.snapshot;
+    const headers = { Accept: "text/event-stream" };
+    let path;
+    if (this.lastEventID) {
+      headers["Last-Event-ID"] = this.lastEventID;
+      path = `/lists/${encodeURIComponent(this.list)}/events`;
+    } else {
+      const query = new URLSearchParams({ since: String(held ? held.version : "now") });
+      if (held?.epoch) query.set("epoch", held.epoch);
+      path = `/lists/${encodeURIComponent(this.list)}/events?${query}`;
+    }
+    this.setState("connecting");
+    let response;
+    try {
+      response = await this.client.fetchImpl(this.client.baseURL + path, {
+        headers: this.client.headers(headers), signal: this.controller.signal, cache: "no-store",
+      });
+    } catch (error) {
+      if (error?.name === "AbortError") throw error;
+      throw new ListdError(0, { title: "network error", detail: String(error?.message || error) });
+    }
+    if (!response.ok) {
+      let problem = null;
+      try { problem = await response.json(); } catch { problem = null; }
+      if (response.status === 405 || response.status === 501) return false;
+      if (response.status === 404 && problem?.type?.endsWith("/not-found")) return false; // no such route
+      throw new ListdError(response.status, problem, retryAfter(response));
+    }
+    const type = response.headers.get("Content-Type") || "";
+    if (!type.startsWith("text/event-stream") || !response.body) return false;
+    this.setState("live");
+    this.failures = 0;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    const events = [];
+    const parser = new EventStreamParser((event) => events.push(event));
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      parser.push(decoder.decode(value, { stream: true }));
+      while (events.length > 0) {
+        const event = events.shift();
+        if (this.stopped) return true;
+        if (!["change", "reset", "deleted"].includes(event.event)) continue;
+        const consumed = await this.handle(JSON.parse(event.data));
+        // After a refetch the snapshot, not the stream, says where the client is.
+        if (consumed && event.id !== undefined) this.lastEventID = event.id;
+      }
+    }
+    // The server ended the stream (shutting down): reconnect with Last-Event-ID.
+    throw new ListdError(0, { title: "stream ended", detail: "the event stream ended" });
+  }
+
+  /** Long-polls until an error. */
+  async poll() {
+    this.setState("polling");
+    for (;;) {
+      const held = this.snapshot;
+      if (!held) {
+        await this.refetch("initial");
+        continue;
+      }
+      const answer = await this.client.changes(this.list, held.version, {
+        epoch: held.epoch, timeout: 30, signal: this.controller.signal,
+      });
+      this.failures = 0;
+      await this.handle(answer);
+      if (this.stopped) return;
+    }
+  }
+}

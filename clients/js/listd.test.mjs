@@ -1,0 +1,209 @@
+// Tests of listd.js: `node --test clients/js/` (Node 18+, no packages).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError } from "./listd.js";
+
+const fixtureURL = new URL("../../Tests/Fixtures/stage-conformance.json", import.meta.url);
+
+test("replays every (before, answer, after) triple of the Swift engine's fixture", () => {
+  const { cases } = JSON.parse(readFileSync(fileURLToPath(fixtureURL), "utf8"));
+  assert.ok(cases.length >= 100, "the fixture has its cases");
+  let staged = 0;
+  cases.forEach(({ before, answer, after }, index) => {
+    let sections;
+    if (answer.reset) {
+      sections = answer.snapshot.sections;
+    } else {
+      const states = applyAnswer(before, answer);
+      assert.equal(states.length, answer.stages.length + 1);
+      sections = states[states.length - 1];
+      staged += 1;
+    }
+    assert.deepEqual(sections, after.sections, `case ${index}`);
+    assert.equal(answer.to, after.version, `case ${index}`);
+  });
+  assert.ok(staged >= cases.length / 2, "most cases are stages");
+});
+
+const item = (id, model = {}) => ({ id, model });
+const section = (id, items, model = {}) => ({ id, model, items });
+
+test("applies a stage the way a table view batch update does", () => {
+  const before = [section("a", [item("1"), item("2"), item("3")]), section("b", [item("4")])];
+  const after = applyStage(before, {
+    itemDeleted: [[0, 0]],
+    itemMoved: [{ from: [0, 2], to: [1, 0] }],
+    itemUpdated: [{ at: [0, 1], model: { n: 1 } }],
+    itemInserted: [{ at: [0, 1], item: item("5") }],
+  });
+  assert.deepEqual(after, [section("a", [item("2", { n: 1 }), item("5")]), section("b", [item("3"), item("4")])]);
+  assert.deepEqual(before[0].items.map((i) => i.id), ["1", "2", "3"], "the input is not modified");
+
+  const sections = applyStage(before, {
+    sectionDeleted: [0],
+    sectionInserted: [{ at: 1, section: section("c", []) }],
+    sectionUpdated: [{ at: 1, model: { title: "B" } }],
+  });
+  assert.deepEqual(sections, [section("b", [item("4")], { title: "B" }), section("c", [])]);
+});
+
+test("refuses what SectionDiff refuses", () => {
+  const before = [section("a", [item("1"), item("2")])];
+  const cases = [
+    [{ itemDeleted: [[0, 2]] }, /out of range/],
+    [{ itemDeleted: [[0, 0]], itemMoved: [{ from: [0, 0], to: [0, 0] }] }, /already deleted/],
+    [{ itemInserted: [{ at: [0, 0], item: item("x") }, { at: [0, 0], item: item("y") }] }, /already filled/],
+    [{ sectionDeleted: [0], itemDeleted: [[0, 0]] }, /section deleted in the same stage/],
+    [{ sectionInserted: [{ at: 0, section: section("n", []) }], itemInserted: [{ at: [0, 0], item: item("x") }] },
+      /section inserted in the same stage/],
+    [{ sectionMoved: [{ from: 0, to: 1 }] }, /out of range/],
+    [{ itemDeleted: [["0", 0]] }, /not a \[section, item\] position/],
+  ];
+  for (const [stage, message] of cases) {
+    assert.throws(() => applyStage(before, stage), (error) => error instanceof StageError && message.test(error.message),
+      JSON.stringify(stage));
+  }
+});
+
+test("an answer must start at the version and epoch held", () => {
+  const snapshot = { epoch: "e", version: 3, sections: [] };
+  assert.throws(() => applyAnswer(snapshot, { epoch: "e", from: 2, to: 4, stages: [] }), /starts at version 2/);
+  assert.throws(() => applyAnswer(snapshot, { epoch: "f", from: 3, to: 4, stages: [] }), /epoch f/);
+});
+
+test("parses the event-stream format in any chunking", () => {
+  const text = "retry: 1000\r\n: listd event stream\r\n\r\nid: l:e:2\nevent: change\ndata: {\"a\":1}\n\n:\n\nid: l:e:3\nevent: deleted\ndata: x\ndata: y\n\n";
+  for (const size of [1, 2, 3, 7, text.length]) {
+    const events = [];
+    const parser = new EventStreamParser((event) => events.push(event));
+    for (let at = 0; at < text.length; at += size) parser.push(text.slice(at, at + size));
+    assert.deepEqual(events, [
+      { event: "change", data: "{\"a\":1}", id: "l:e:2" },
+      { event: "deleted", data: "x\ny", id: "l:e:3" },
+    ], `chunks of ${size}`);
+    assert.equal(parser.retry, 1000);
+  }
+});
+
+// A fake server: `routes` answers by path; an event stream is a list of chunks then an end (or a hang).
+function fakeFetch(handler) {
+  const calls = [];
+  const fetch = async (url, init = {}) => {
+    const path = url.replace(/^http:\/\/x/, "");
+    calls.push({ path, headers: init.headers || {} });
+    return handler(path, init, calls.length);
+  };
+  return { fetch, calls };
+}
+
+function json(status, value, headers = {}) {
+  return new Response(JSON.stringify(value), { status, headers: { "Content-Type": "application/json", ...headers } });
+}
+
+function eventStream(chunks, { hang = false } = {}) {
+  const encoder = new TextEncoder();
+  const body = new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      if (!hang) controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+}
+
+const event = (kind, data) => `id: ${data.list}:${data.epoch}:${data.to}\nevent: ${kind}\ndata: ${JSON.stringify(data)}\n\n`;
+
+function waitFor(condition, what) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const check = () => {
+      if (condition()) return resolve();
+      if (Date.now() - started > 3000) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(check, 5);
+    };
+    check();
+  });
+}
+
+test("follow: snapshot, then stages from the stream; a replayed answer is not applied twice", async () => {
+  const snapshot = { id: "l", epoch: "e", version: 1, sections: [section("s", [item("a")])] };
+  const change = { list: "l", epoch: "e", from: 1, to: 2, stages: [{ itemInserted: [{ at: [0, 1], item: item("b") }] }] };
+  const { fetch, calls } = fakeFetch((path) => {
+    if (path === "/lists/l") return json(200, snapshot);
+    // The same answer twice (as after a reconnect), then the stream stays open.
+    return eventStream([event("change", change), event("change", change)], { hang: true });
+  });
+  const seen = [];
+  const client = new ListdClient({ baseURL: "http://x", token: "secret", fetch });
+  const follower = client.follow("l", {
+    onSnapshot: (s) => seen.push(["snapshot", s.version]),
+    onChanges: ({ answer, states }) => seen.push(["changes", answer.to, states.at(-1)[0].items.map((i) => i.id)]),
+  });
+  await waitFor(() => seen.length >= 2, "the change");
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  follower.stop();
+  assert.deepEqual(seen, [["snapshot", 1], ["changes", 2, ["a", "b"]]]);
+  assert.equal(calls[1].path, "/lists/l/events?since=1&epoch=e");
+  assert.equal(calls[1].headers.Authorization, "Bearer secret", "the token travels in a header");
+  assert.ok(calls.every((call) => !call.path.includes("secret")), "never in a URL");
+});
+
+test("follow: a stage that does not apply makes the client refetch, and it resumes with Last-Event-ID", async () => {
+  let snapshots = 0;
+  const bad = { list: "l", epoch: "e", from: 1, to: 2, stages: [{ itemDeleted: [[0, 5]] }] };
+  const { fetch, calls } = fakeFetch((path, init, count) => {
+    if (path === "/lists/l") {
+      snapshots += 1;
+      return json(200, { id: "l", epoch: "e", version: snapshots === 1 ? 1 : 2, sections: [section("s", [])] });
+    }
+    if (count <= 2) return eventStream([event("change", bad)]);
+    return eventStream([], { hang: true });
+  });
+  const resets = [];
+  const client = new ListdClient({ baseURL: "http://x", fetch });
+  const follower = client.follow("l", { onReset: (s, reason) => resets.push([s.version, reason]), minDelay: 1, maxDelay: 5 });
+  await waitFor(() => calls.length >= 4, "the reconnect");
+  follower.stop();
+  assert.deepEqual(resets, [[2, "mismatch"]]);
+  assert.equal(calls[3].path, "/lists/l/events?since=2&epoch=e", "a refetch clears the event id: resume from the snapshot");
+});
+
+test("follow: Retry-After is honoured, and long-poll is the fallback when the server has no event stream", async () => {
+  const times = [];
+  const { fetch, calls } = fakeFetch((path, init, count) => {
+    times.push(Date.now());
+    if (path === "/lists/l") return json(200, { id: "l", epoch: "e", version: 1, sections: [] });
+    if (path.startsWith("/lists/l/events")) {
+      if (count === 2) return json(503, { title: "busy", detail: "at the connection limit" }, { "Retry-After": "1" });
+      return json(404, { type: "https://listd.dev/problems/not-found", detail: "no route" });
+    }
+    return new Promise(() => {}); // the long-poll waits
+  });
+  const states = [];
+  const client = new ListdClient({ baseURL: "http://x", fetch });
+  const follower = client.follow("l", { onState: (state) => states.push(state), minDelay: 1, maxDelay: 5 });
+  await waitFor(() => calls.some((call) => call.path.startsWith("/lists/l/changes")), "the long-poll");
+  follower.stop();
+  assert.ok(times[2] - times[1] >= 950, `waited ${times[2] - times[1]} ms after Retry-After: 1`);
+  assert.equal(calls.at(-1).path, "/lists/l/changes?since=1&timeout=30&epoch=e");
+  assert.ok(states.includes("reconnecting") && states.includes("polling"), states.join(","));
+});
+
+test("follow: a reset replaces the data, a deletion is reported", async () => {
+  const reset = { list: "l", epoch: "f", from: 1, to: 7, reset: true, stages: [],
+    snapshot: { id: "l", epoch: "f", version: 7, sections: [section("t", [])] } };
+  const { fetch } = fakeFetch((path) => {
+    if (path === "/lists/l") return json(200, { id: "l", epoch: "e", version: 1, sections: [] });
+    return eventStream([event("reset", reset), `id: l:f:7\nevent: deleted\ndata: {"list":"l","deleted":true}\n\n`], { hang: true });
+  });
+  const seen = [];
+  const follower = new ListdClient({ baseURL: "http://x", fetch }).follow("l", {
+    onReset: (s, reason) => seen.push(["reset", s.version, reason]),
+    onDeleted: (list) => seen.push(["deleted", list]),
+  });
+  await waitFor(() => seen.length >= 2, "reset and deletion");
+  follower.stop();
+  assert.deepEqual(seen, [["reset", 7, "server"], ["deleted", "l"]]);
+});
