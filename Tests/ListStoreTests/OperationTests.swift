@@ -256,6 +256,24 @@ import Testing
         }
     }
 
+    @Test func aSecondStoreOnTheSameFileIsRefusedUntilTheFirstCloses() async throws {
+        let directory = try TemporaryDirectory()
+        let configuration = StoreConfiguration(migrationsDirectory: migrationsDirectory, fullSync: false)
+        let first = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+        let refusal = await storeError { () async throws(StoreError) in
+            let second = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+            await second.close()
+        }
+        #expect(refusal?.kind == .storageFailure)
+        #expect(refusal?.detail.contains(directory.databasePath) == true)
+        #expect(refusal?.detail.contains("in use by process \(getpid())") == true)
+        _ = try await first.createList(id: id("still-served"), name: "", sections: [])
+        await first.close()
+        let reopened = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+        #expect(try await reopened.head(of: id("still-served")).version == 1)
+        await reopened.close()
+    }
+
     @Test func storeOpensWithTheRealMigrationsTwice() async throws {
         let directory = try TemporaryDirectory()
         let configuration = StoreConfiguration(migrationsDirectory: migrationsDirectory, fullSync: false)
