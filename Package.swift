@@ -23,6 +23,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "CSystem"),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
 
         // MARK: Foundations with no dependencies
         .target(name: "ReactiveCore"),
@@ -31,6 +36,7 @@ let package = Package(
 
         // MARK: Storage
         .target(name: "Storage", dependencies: ["CSQLite"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ"]),
         .target(
             name: "ListStore",
             dependencies: [
@@ -115,6 +121,7 @@ let package = Package(
         .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
         .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage"]),
+        .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres"]),
         .testTarget(
             name: "ListStoreTests",
             dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport"]),
@@ -134,6 +141,6 @@ let package = Package(
         ),
         .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "JSON"]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
-        .target(name: "ListdTestSupport", path: "Tests/ListdTestSupport"),
+        .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
     ]
 )
