@@ -35,12 +35,13 @@ let package = Package(
         .target(name: "JSON"),
 
         // MARK: Storage
-        .target(name: "Storage", dependencies: ["CSQLite"]),
-        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "SchemaMigration"),
+        .target(name: "Storage", dependencies: ["CSQLite", "SchemaMigration"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "SchemaMigration"]),
         .target(
             name: "ListStore",
             dependencies: [
-                "Storage", "JSON",
+                "Storage", "SchemaMigration", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -70,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListAPI", "Server", "ListStore", "Storage", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
+                "ListAPI", "Server", "ListStore", "Storage", "SchemaMigration", "Postgres", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -120,8 +121,9 @@ let package = Package(
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
-        .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage"]),
-        .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres"]),
+        .testTarget(name: "SchemaMigrationTests", dependencies: ["ListdTestSupport", "SchemaMigration"]),
+        .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage", "SchemaMigration"]),
+        .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),
         .testTarget(
             name: "ListStoreTests",
             dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport"]),

@@ -1,5 +1,6 @@
 import Foundation
 import Storage
+import SchemaMigration
 import Synchronization
 
 /// The embedded ``Store``: one SQLite file, one writer thread doing group

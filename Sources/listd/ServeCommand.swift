@@ -5,6 +5,7 @@ import ListAPI
 import ListStore
 import Logging
 import Server
+import SchemaMigration
 import Storage
 
 /// `listd serve`: runs the HTTP server on a SQLite file until SIGTERM or SIGINT.

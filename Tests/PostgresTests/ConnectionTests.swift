@@ -25,7 +25,7 @@ func postgresError(_ body: () throws(PostgresError) -> Void) -> PostgresError? {
 @Suite(.enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
 struct ConnectionTests {
     @Test func parametersRoundTripThroughPreparedAndOneShotStatements() throws {
-        try withDatabase { db, _ in
+        try withDatabase { db, _ throws in
             let values: [PostgresValue] = [
                 .integer(0), .integer(.max), .integer(.min), .double(1.5), .double(-0.25), .bool(true), .bool(false),
                 .text(""), .text("ünïcödé ✓ 'quotes' \"double\" \\ backslash $1"), .bytes([]), .bytes([0, 1, 0xff, 0x5c]),
@@ -50,7 +50,7 @@ struct ConnectionTests {
 
     @Test func randomTextAndBytesSurviveTheWire() throws {
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "Postgres.randomTextAndBytes"))
-        try withDatabase { db, _ in
+        try withDatabase { db, _ throws in
             try db.execute("CREATE TABLE t (id int8 PRIMARY KEY, s text NOT NULL, b bytea NOT NULL)")
             var expected: [Int64: (String, [UInt8])] = [:]
             for id in 0..<300 {
@@ -80,7 +80,7 @@ struct ConnectionTests {
     }
 
     @Test func typedReadsRefuseOtherTypesAndNullNamingTheColumn() throws {
-        try withDatabase { db, _ in
+        try withDatabase { db, _ throws in
             let row = try db.query("SELECT 'x'::text AS word, NULL::int8 AS nothing, 7::int4 AS seven")[0]
             #expect(try row.int(2) == 7)
             #expect(try row.optionalInt64(1) == nil)
@@ -94,7 +94,7 @@ struct ConnectionTests {
     }
 
     @Test func serverErrorsCarrySQLStateMessageDetailAndStatement() throws {
-        try withDatabase { db, _ in
+        try withDatabase { db, _ throws in
             try db.execute("CREATE TABLE u (id text PRIMARY KEY)")
             try db.query("INSERT INTO u VALUES ($1)", "a")
             let duplicate = postgresError { () throws(PostgresError) in try db.query("INSERT INTO u VALUES ($1)", "a") }
@@ -111,7 +111,7 @@ struct ConnectionTests {
     }
 
     @Test func transactionsCommitOrRollBack() throws {
-        try withDatabase { db, _ in
+        try withDatabase { db, _ throws in
             try db.execute("CREATE TABLE v (n int8)")
             try db.transaction { () throws(PostgresError) in try db.query("INSERT INTO v VALUES ($1)", .integer(1)) }
             let failed = postgresError { () throws(PostgresError) in
@@ -139,7 +139,7 @@ struct ConnectionTests {
     }
 
     @Test func notificationsArriveOnCommitOnlyAndInOrder() throws {
-        try withDatabase { sender, database in
+        try withDatabase { sender, database throws in
             let listener = try Connection(url: database.url)
             defer { listener.close() }
             try listener.listen("listd changes")
@@ -171,7 +171,7 @@ struct ConnectionTests {
     }
 
     @Test func aTerminatedListenerReportsAConnectionFailure() throws {
-        try withDatabase { admin, database in
+        try withDatabase { admin, database throws in
             let listener = try Connection(url: database.url)
             defer { listener.close() }
             try listener.listen("c")

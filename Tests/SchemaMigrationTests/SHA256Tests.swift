@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Storage
+@testable import SchemaMigration
 
 @Suite struct SHA256Tests {
     /// FIPS 180-4 / NIST example vectors.
