@@ -46,6 +46,11 @@ let package = Package(
             ]
         ),
 
+        .target(
+            name: "PostgresStore",
+            dependencies: ["ListStore", "Postgres", .product(name: "Logging", package: "swift-log")]
+        ),
+
         // MARK: HTTP
         .target(name: "HTTP"),
         .target(
@@ -131,6 +136,9 @@ let package = Package(
         .executableTarget(
             name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
             exclude: ["README.md"]),
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: ["PostgresStore", "ListStore", "Postgres", "SchemaMigration", "ListdTestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "CSystem", "ListdTestSupport"]),
         .testTarget(name: "ListAPITests", dependencies: ["ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON"]),

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// Statements take parameters (`$1`, `$2`…) as ``PostgresValue``s, never
 /// spliced into the SQL; ``query(_:_:)`` prepares each distinct statement once
-/// per connection and reuses it. Answers come back as a ``Result`` of typed
+/// per connection and reuses it. Answers come back as a ``Rows`` of typed
 /// rows; failures as ``PostgresError`` with the server's SQLSTATE. LISTEN
 /// notifications are read with ``notifications(waitingUpTo:)``, which waits on
 /// the connection's socket.
@@ -93,7 +93,7 @@ public final class Connection {
     /// Runs one or more statements with no parameters (the simple protocol), such
     /// as a migration script. Returns the last statement's result.
     @discardableResult
-    public func execute(_ sql: String) throws(PostgresError) -> Result {
+    public func execute(_ sql: String) throws(PostgresError) -> Rows {
         let handle = try open()
         return try check(PQexec(handle, sql), sql: sql)
     }
@@ -101,13 +101,13 @@ public final class Connection {
     /// Runs one statement with parameters, preparing it on first use on this
     /// connection and reusing the prepared statement afterwards.
     @discardableResult
-    public func query(_ sql: String, _ parameters: PostgresValue...) throws(PostgresError) -> Result {
+    public func query(_ sql: String, _ parameters: PostgresValue...) throws(PostgresError) -> Rows {
         try query(sql, parameters)
     }
 
     /// Runs one statement with parameters (prepared once per connection).
     @discardableResult
-    public func query(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Result {
+    public func query(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Rows {
         let handle = try open()
         let name = try prepare(sql)
         let result = withParameters(parameters) { count, values, lengths, formats in
@@ -119,7 +119,7 @@ public final class Connection {
     /// Runs one statement with parameters without preparing it (one round trip,
     /// parameter types declared from the values); for statements run once.
     @discardableResult
-    public func queryOnce(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Result {
+    public func queryOnce(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Rows {
         let handle = try open()
         let types = parameters.map(\.typeOID)
         let result = types.withUnsafeBufferPointer { types in
@@ -254,14 +254,14 @@ public final class Connection {
         return handle
     }
 
-    /// Turns libpq's result into a ``Result`` or the error it carries.
-    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> Result {
+    /// Turns libpq's result into a ``Rows`` or the error it carries.
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> Rows {
         guard let result else {
             throw PostgresError(.connection, message: PostgresError.connectionMessage(handle), sql: sql)
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
-            return Result(result, sql: sql)
+            return Rows(result, sql: sql)
         default:
             let error = PostgresError.from(result: result, connection: handle, sql: sql)
             PQclear(result)

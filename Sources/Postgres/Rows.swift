@@ -5,7 +5,7 @@ import CLibPQ
 /// Values are read by row and column index with typed accessors; a value is
 /// decoded from the text PostgreSQL sent (results are requested in text
 /// format), by the column's type.
-public final class Result {
+public final class Rows {
     private let result: OpaquePointer
     /// The statement, for error messages.
     let sql: String
@@ -70,15 +70,15 @@ public final class Result {
 }
 
 @available(*, unavailable)
-extension Result: Sendable {}
+extension Rows: Sendable {}
 
-/// One row of a ``Result``: typed reads by column index.
+/// One row of a ``Rows``: typed reads by column index.
 ///
 /// A read of another type than the column's, or of NULL where a value is
 /// required, throws `misuse` naming the column: a schema/code mismatch, never
 /// something a client's input can cause.
 public struct Row {
-    let result: Result
+    let result: Rows
     let index: Int32
 
     /// The column's value, decoded by its type.
