@@ -48,7 +48,7 @@ let package = Package(
 
         .target(
             name: "PostgresStore",
-            dependencies: ["ListStore", "Postgres", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["ListStore", "Postgres", "Storage", "SchemaMigration", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: HTTP
@@ -131,7 +131,9 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),
         .testTarget(
             name: "ListStoreTests",
-            dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport"]),
+            dependencies: [
+                "ListStore", "PostgresStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport",
+            ]),
         .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
         .executableTarget(
             name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",

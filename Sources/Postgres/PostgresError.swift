@@ -29,6 +29,8 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
     public var hint: String?
     /// The statement that failed, when there was one.
     public var sql: String?
+    /// The constraint that refused a row (`lists_pkey`), when one did.
+    public var constraint: String?
 
     /// Creates an error.
     public init(
@@ -80,10 +82,12 @@ public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible 
         }
         let sqlState = field(UInt8(ascii: "C"))
         let message = field(UInt8(ascii: "M")) ?? trimmed(String(cString: PQresultErrorMessage(result)))
-        return PostgresError(
+        var error = PostgresError(
             sqlState == nil ? .connection : .server, sqlState: sqlState,
             message: message.isEmpty ? connectionMessage(connection) : message,
             detail: field(UInt8(ascii: "D")), hint: field(UInt8(ascii: "H")), sql: sql)
+        error.constraint = field(UInt8(ascii: "n"))
+        return error
     }
 
     /// libpq's last message on `connection`, trimmed.
