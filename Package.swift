@@ -76,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListAPI", "Server", "ListStore", "Storage", "SchemaMigration", "Postgres", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
+                "ListAPI", "Server", "ListStore", "Storage", "SchemaMigration", "Postgres", "PostgresStore", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -272,7 +272,8 @@ public final class SQLiteStore: Store {
             throw StoreError(
                 .storageFailure,
                 "the database \(path) is in use by \(holder) (it holds \(error.path)): "
-                    + "one listd process per SQLite file; stop the other one")
+                    + "one listd process per SQLite file; stop the other one, or run several instances "
+                    + "on one PostgreSQL database with --store postgres://…")
         }
     }
 

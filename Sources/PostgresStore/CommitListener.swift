@@ -71,8 +71,7 @@ public final class CommitListener: Sendable {
                 let connection: Connection
                 let provenAt: Int64
                 do throws(PostgresError) {
-                    connection = try Connection(url: url)
-                    try connection.listen(CommitChannel.name)
+                    connection = try Self.connect(url)
                     provenAt = try CommitChannel.serverNow(on: connection)
                 } catch {
                     self.finished()
@@ -128,8 +127,7 @@ public final class CommitListener: Sendable {
             guard let session = connection else {
                 // Reconnect, LISTEN, then replay what may have been missed.
                 do throws(PostgresError) {
-                    let session = try Connection(url: url)
-                    try session.listen(CommitChannel.name)
+                    let session = try Self.connect(url)
                     let now = try CommitChannel.serverNow(on: session)
                     let since = provenAlive - Int64(configuration.catchUpMargin.components.seconds * 1000)
                     let missed = try CommitChannel.missed(since: since, on: session)
@@ -173,6 +171,17 @@ public final class CommitListener: Sendable {
         sessionPID.store(0, ordering: .releasing)
         finished()
     }
+
+    /// A session named `listd-listen` (in `pg_stat_activity`) listening on the channel.
+    private static func connect(_ url: String) throws(PostgresError) -> Connection {
+        let connection = try Connection(url: url)
+        try connection.execute("SET application_name = '\(applicationName)'")
+        try connection.listen(CommitChannel.name)
+        return connection
+    }
+
+    /// The `application_name` of listening sessions, for operators.
+    public static let applicationName = "listd-listen"
 
     /// Marks the thread gone and resumes whoever waits in ``stop()``.
     private func finished() {

@@ -6,13 +6,15 @@ import ListStore
 import Logging
 import Server
 import SchemaMigration
+import Postgres
+import PostgresStore
 import Storage
 
 /// `listd serve`: runs the HTTP server on a SQLite file until SIGTERM or SIGINT.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve lists over HTTP from a SQLite file.",
+        abstract: "Serve lists over HTTP from a SQLite file or a PostgreSQL database.",
         discussion: """
             Every flag can also be set with the environment variable named in its \
             help; the flag wins. Pending migrations are applied on start unless \
@@ -31,15 +33,16 @@ struct ServeCommand: AsyncParsableCommand {
         let metrics = ServiceMetrics()
         var storeConfiguration = settings.store
         storeConfiguration.onGroupCommit = { writes in metrics.groupCommitSize.observe(Double(writes)) }
-        let store: SQLiteStore
+        let opened: OpenedStore
         do {
             if settings.migrate == false {
-                try Self.refuseIfPending(settings.migrations, database: settings.database)
+                try Self.refuseIfPending(settings.migrations, location: settings.location)
             }
-            store = try await SQLiteStore(path: settings.database, configuration: storeConfiguration)
+            opened = try await OpenedStore.open(settings.location, configuration: storeConfiguration, logger: logger)
         } catch let error as StoreError {
-            throw CommandFailure("cannot open the database \(settings.database): \(error.detail)")
+            throw CommandFailure("cannot open the database \(settings.location.displayName): \(error.detail)")
         }
+        let store = opened.store
 
         let service = ListService(store: store, configuration: settings.service, metrics: metrics, logger: logger)
         let server = HTTPServer(configuration: settings.server, handler: service, logger: logger)
@@ -48,10 +51,10 @@ struct ServeCommand: AsyncParsableCommand {
             Double(server.stats.openConnections)
         }
         metrics.counterFunction("listd_store_writes_total", help: "Writes committed since start.") {
-            Double(store.counters.writes)
+            Double(opened.counters().writes)
         }
         metrics.counterFunction("listd_store_commits_total", help: "Group commits (transactions, fsyncs) since start.") {
-            Double(store.counters.commits)
+            Double(opened.counters().commits)
         }
 
         let port: Int
@@ -59,14 +62,14 @@ struct ServeCommand: AsyncParsableCommand {
             port = try server.start()
             try server.installSignalHandlers()
         } catch {
-            await store.close()
+            await opened.close()
             throw CommandFailure("cannot listen on \(settings.server.host):\(settings.server.port): \(error)")
         }
         logger.info(
             "listd \(VersionCommand.listdVersion) serving",
             metadata: [
                 "address": "http://\(Self.hostForURL(settings.server.host)):\(port)",
-                "database": "\(settings.database)",
+                "database": "\(settings.location.displayName)",
                 "synchronous": "\(settings.store.fullSync ? "full" : "normal")",
                 "history": "\(settings.store.historyVersions) versions, \(settings.historyAgeText)",
                 "event_loops": "\(settings.server.eventLoops)",
@@ -79,26 +82,39 @@ struct ServeCommand: AsyncParsableCommand {
                 continuation.resume()
             }
         }
-        await store.close()
+        await opened.close()
         logger.info("listd stopped")
     }
 
     /// With --no-migrate, a database that still needs migrations is refused
     /// rather than served with a schema the binary does not expect.
-    static func refuseIfPending(_ directory: URL, database: String) throws {
+    static func refuseIfPending(_ folder: URL, location: StoreLocation) throws {
+        let name = location.displayName
         do {
-            let connection = try Connection(path: database)
-            defer { connection.close() }
-            let pending = try Migrator(directory: directory).pending(connection)
+            let migrator = try Migrator(directory: location.migrations(in: folder))
+            let pending: [Migration]
+            switch location {
+            case .sqlite(let path):
+                let connection = try Storage.Connection(path: path)
+                defer { connection.close() }
+                pending = try migrator.pending(connection)
+            case .postgres(let url):
+                let connection = try Postgres.Connection(url: url)
+                defer { connection.close() }
+                pending = try migrator.pending(connection)
+            }
             if !pending.isEmpty {
+                let flag = if case .sqlite = location { "--db \(name)" } else { "--store \(name)" }
                 throw CommandFailure(
-                    "\(database) needs migrations \(pending.map(\.identifier).joined(separator: ", ")); "
-                        + "run 'listd migrate --db \(database)' or start without --no-migrate")
+                    "\(name) needs migrations \(pending.map(\.identifier).joined(separator: ", ")); "
+                        + "run 'listd migrate \(flag)' or start without --no-migrate")
             }
         } catch let error as MigrationError {
-            throw CommandFailure("the database \(database) cannot be used: \(error)")
+            throw CommandFailure("the database \(name) cannot be used: \(error)")
         } catch let error as SQLiteError {
-            throw CommandFailure("cannot open the database \(database): \(error)")
+            throw CommandFailure("cannot open the database \(name): \(error)")
+        } catch let error as PostgresError {
+            throw CommandFailure("cannot open the database \(name): \(error)")
         }
     }
 
@@ -107,7 +123,7 @@ struct ServeCommand: AsyncParsableCommand {
 
 /// `serve`'s flags and variables, resolved and checked.
 struct Settings {
-    var database: String
+    var location: StoreLocation
     var migrations: URL
     var migrate: Bool
     var store: StoreConfiguration
@@ -119,7 +135,7 @@ struct Settings {
         let host = try env.resolve(options.host, "LISTD_HOST", default: "127.0.0.1")
         let port = try env.resolve(options.port, "LISTD_PORT", default: 8080)
         guard (0...65_535).contains(port) else { throw ValidationError("the port must be from 0 to 65535, got \(port)") }
-        database = try env.resolve(options.db, "LISTD_DB", default: "listd.sqlite")
+        location = try StoreLocation.resolve(store: options.store, db: options.db, env)
         migrations = try options.storage.migrationsDirectory(env)
         migrate = try !env.resolveFlag(options.noMigrate, "LISTD_NO_MIGRATE")
 

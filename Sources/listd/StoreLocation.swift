@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import ListStore
+import Logging
 import Postgres
+import PostgresStore
 
 /// Which database a command works on: the SQLite file (`--db`, the default)
 /// or a PostgreSQL database (`--store postgres://…`).
@@ -39,6 +42,26 @@ enum StoreLocation: Equatable {
         switch self {
         case .sqlite: folder
         case .postgres: folder.appendingPathComponent("postgres", isDirectory: true)
+        }
+    }
+}
+
+/// The store `serve` opened, with what the command needs of it beyond ``Store``.
+struct OpenedStore: Sendable {
+    let store: any Store
+    let counters: @Sendable () -> (writes: Int, commits: Int)
+    let close: @Sendable () async -> Void
+
+    static func open(_ location: StoreLocation, configuration: StoreConfiguration, logger: Logger)
+        async throws(StoreError) -> OpenedStore
+    {
+        switch location {
+        case .sqlite(let path):
+            let store = try await SQLiteStore(path: path, configuration: configuration)
+            return OpenedStore(store: store, counters: { store.counters }, close: { await store.close() })
+        case .postgres(let url):
+            let store = try await PostgresStore(url: url, configuration: configuration, logger: logger)
+            return OpenedStore(store: store, counters: { store.counters }, close: { await store.close() })
         }
     }
 }
