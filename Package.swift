@@ -134,7 +134,8 @@ let package = Package(
             dependencies: [
                 "ListStore", "PostgresStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport",
             ]),
-        .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
+        .executableTarget(
+            name: "StoreCrashWriter", dependencies: ["ListStore", "PostgresStore"], path: "Tests/StoreCrashWriter"),
         .executableTarget(
             name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
             exclude: ["README.md"]),
