@@ -368,14 +368,32 @@ struct PostgresWriterLoop {
     }
 
     mutating func run() {
+        var lastPrune = ContinuousClock.now
         while let batch = writes.take(
             max: max(1, configuration.maxWritesPerCommit), timeout: .now() + .seconds(1))
         {
-            guard !batch.isEmpty else { continue }
             if !connection.isOpen { reconnect() }
+            guard !batch.isEmpty else {
+                if ContinuousClock.now - lastPrune >= .seconds(60) {
+                    lastPrune = .now
+                    pruneCommitRecords()
+                }
+                continue
+            }
             commit(batch)
         }
         connection.close()
+    }
+
+    /// Deletes commit records older than an hour: a listener replays at most
+    /// the few seconds before it lost its session.
+    private func pruneCommitRecords() {
+        do throws(PostgresError) {
+            let now = try CommitChannel.serverNow(on: connection)
+            try CommitChannel.prune(before: now - 3_600_000, on: connection)
+        } catch {
+            logger.warning("cannot prune old commit records", metadata: ["error": "\(error)"])
+        }
     }
 
     private mutating func reconnect() {
