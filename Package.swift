@@ -137,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "StoreCrashWriter", dependencies: ["ListStore", "PostgresStore"], path: "Tests/StoreCrashWriter"),
         .executableTarget(
-            name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
+            name: "StoreBenchmarks", dependencies: ["ListStore", "PostgresStore"], path: "Benchmarks/StoreBenchmarks",
             exclude: ["README.md"]),
         .testTarget(
             name: "PostgresStoreTests",

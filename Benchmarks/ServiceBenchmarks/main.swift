@@ -5,6 +5,8 @@
 //   ServiceBenchmarks snapshot PORT FILE [ITEMS]   create an ITEMS-item list, save its snapshot bytes to FILE,
 //                                                  print the path to give wrk
 //   ServiceBenchmarks behind PORT [WRITES]         WRITES single-op writes, then time changes?since=<first>
+//   ServiceBenchmarks cluster PORT_A PORT_B [COUNT] two instances on one PostgreSQL: COUNT long-polls spread
+//                                                  over both, one write on A: time until all are answered
 //
 // See README.md for the exact commands, including listd's, nginx's and wrk's.
 import CSystem
@@ -178,6 +180,75 @@ func parked(port: Int, pid: Int, count: Int) {
     )
 }
 
+// MARK: cluster
+
+/// `count` long-polls spread evenly over two listd instances sharing one
+/// PostgreSQL database, then one PATCH on the first: the time until every
+/// follower on either instance has its answer (B's come through NOTIFY).
+func cluster(portA: Int, portB: Int, count: Int) {
+    let limit = raiseFileLimit()
+    guard count + 64 <= limit else { fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)") }
+    let controlA = HTTPConnection(port: portA)
+    let controlB = HTTPConnection(port: portB)
+    let list = createList(controlA, json: #"{"name":"cluster bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
+    let writer = HTTPConnection(port: portA)
+    // Warm both instances' answer paths (a waiter on B woken by a write on A).
+    for round in 0..<3 {
+        let warm = HTTPConnection(port: portB)
+        warm.send("GET", "/lists/\(list.id)/changes?since=\(list.version + round)&timeout=300")
+        usleep(50_000)
+        let write = writer.request(
+            "PATCH", "/lists/\(list.id)",
+            body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"warm\#(round)","model":{}}}]}"#)
+        guard write.status == 200 else { fail("warm-up PATCH answered \(write.status): \(write.text.prefix(300))") }
+        _ = warm.receive()
+    }
+    let since = list.version + 3
+    let parkedPath = "/lists/\(list.id)/changes?since=\(since)&timeout=300"
+    let startA = metric(controlA, "listd_parked_waiters")
+    let startB = metric(controlB, "listd_parked_waiters")
+    var waiters: [HTTPConnection] = []
+    waiters.reserveCapacity(count)
+    for index in 0..<count {
+        let waiter = HTTPConnection(port: index % 2 == 0 ? portA : portB)
+        waiter.send("GET", parkedPath)
+        waiters.append(waiter)
+    }
+    let waitStart = monotonicSeconds()
+    var parked = 0.0
+    while parked < Double(count), monotonicSeconds() - waitStart < 60 {
+        usleep(50_000)
+        parked = metric(controlA, "listd_parked_waiters") - startA + metric(controlB, "listd_parked_waiters") - startB
+    }
+    usleep(500_000)
+    let load = loadAverage()
+    var fds = waiters.map(\.fd)
+    fds.append(writer.fd)
+    var collector = AnswerCollector(fds: fds)
+    let start = monotonicSeconds()
+    writer.send(
+        "PATCH", "/lists/\(list.id)",
+        body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#)
+    let answered = collector.collect(fds: fds, timeout: 60)
+    let writeAnswered = collector.completedAt[count]
+    guard collector.body(count).status == 200 else { fail("PATCH answered \(collector.body(count).status)") }
+    var correct = 0
+    for index in 0..<count where collector.pending[index].done {
+        let reply = collector.body(index)
+        if reply.status == 200, (reply.json["to"] as? Int) == since + 1 { correct += 1 }
+    }
+    let onA = stride(from: 0, to: count, by: 2).map { collector.completedAt[$0] }.max() ?? 0
+    let onB = stride(from: 1, to: count, by: 2).map { collector.completedAt[$0] }.max() ?? 0
+    func ms(_ seconds: Double) -> String { String(format: "%.1f", max(0, seconds) * 1000) }
+    print("== cluster: \(count) long-polls over 2 instances (\(portA), \(portB)), one PATCH on \(portA) (load average: \(load))")
+    print("parked waiters (listd_parked_waiters, both): \(Int(parked)) of \(count)")
+    print("answers received: \(answered - 1) of \(count), correct (200, to=\(since + 1)): \(correct)")
+    print("PATCH sent -> PATCH answered: \(ms(writeAnswered - start)) ms")
+    print("PATCH sent -> all \(count / 2 + count % 2) answers on A: \(ms(onA - start)) ms")
+    print("PATCH sent -> all \(count / 2) answers on B (woken by NOTIFY): \(ms(onB - start)) ms")
+    print("PATCH sent -> all \(count) answers: \(ms(max(onA, onB) - start)) ms")
+}
+
 // MARK: snapshot
 
 func snapshot(port: Int, file: String, items: Int) {
@@ -290,6 +361,7 @@ let usage = """
     usage: ServiceBenchmarks parked PORT PID [COUNT]
            ServiceBenchmarks snapshot PORT FILE [ITEMS]
            ServiceBenchmarks behind PORT [WRITES]
+           ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -302,6 +374,9 @@ case "snapshot":
 case "behind":
     guard let port = argument(1) else { fail(usage) }
     behind(port: port, writes: argument(2) ?? 10_000)
+case "cluster":
+    guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
+    cluster(portA: portA, portB: portB, count: argument(3) ?? 10_000)
 default:
     fail(usage)
 }
