@@ -87,9 +87,14 @@ public final class CommitListener: Sendable {
         try started.get()
     }
 
+    /// Asks the thread to stop, without waiting (it ends within 200 ms).
+    public func requestStop() {
+        stopped.store(true, ordering: .releasing)
+    }
+
     /// Asks the thread to stop and waits until it has closed its session.
     public func stop() async {
-        stopped.store(true, ordering: .releasing)
+        requestStop()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = state.withLock { state in
                 if !state.running { return true }

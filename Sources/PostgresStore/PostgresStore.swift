@@ -95,6 +95,7 @@ public final class PostgresStore: Store {
     deinit {
         writes.close(wakingThreads: writers)
         reads.close(wakingThreads: max(1, configuration.readers))
+        listener.requestStop()
     }
 
     /// Finishes queued work, stops the listener and the threads, closes the sessions.
@@ -249,11 +250,12 @@ public final class PostgresStore: Store {
         if let outcome { throw outcome }
     }
 
-    /// Stops the writers already started when a later one failed to connect.
+    /// Stops the writers already started when writer `startedWriters` failed
+    /// to connect (that one exits by itself; later writers and the readers never started).
     private func abandon(startedWriters: Int) async {
         writes.close(wakingThreads: writers)
         reads.close(wakingThreads: 0)
-        threadsRunning.withLock { $0.count -= (writers - startedWriters) + max(1, configuration.readers) }
+        threadsRunning.withLock { $0.count -= (writers - startedWriters - 1) + max(1, configuration.readers) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = threadsRunning.withLock { state in
                 if state.count <= 0 { return true }

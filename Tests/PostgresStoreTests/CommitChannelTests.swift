@@ -84,7 +84,7 @@ struct CommitChannelTests {
     @Test func aListenerHearsCommittedCommitsOnlyAndNotItsOwnWriters() async throws {
         try await withMigratedDatabase { database, db in
             let heard = Heard()
-            let listener = CommitListener(url: database.url) { heard.append($0) }
+            let listener = CommitListener(url: database.url, logger: PostgresStoreTests.quiet) { heard.append($0) }
             try await listener.start()
             try db.transaction { () throws(PostgresError) in try CommitChannel.publish([commit("a", 2)], on: db) }
             try db.execute("BEGIN")
@@ -122,7 +122,7 @@ struct CommitChannelTests {
             let heard = Heard()
             var configuration = CommitListener.Configuration()
             configuration.initialBackoff = .milliseconds(50)
-            let listener = CommitListener(url: database.url, configuration: configuration) { heard.append($0) }
+            let listener = CommitListener(url: database.url, configuration: configuration, logger: PostgresStoreTests.quiet) { heard.append($0) }
             try await listener.start()
             let writer = try Connection(url: database.url)
             defer { writer.close() }
