@@ -7,11 +7,14 @@
 //   ServiceBenchmarks behind PORT [WRITES]         WRITES single-op writes, then time changes?since=<first>
 //   ServiceBenchmarks cluster PORT_A PORT_B [COUNT] two instances on one PostgreSQL: COUNT long-polls spread
 //                                                  over both, one write on A: time until all are answered
+//   ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS] 100 writes/s on A, one follower long-polling B:
+//                                                  write sent -> follower answered, p50/p99
 //
 // See README.md for the exact commands, including listd's, nginx's and wrk's.
 import CSystem
 import Foundation
 import Glibc
+import Synchronization
 
 // MARK: parked
 
@@ -249,6 +252,65 @@ func cluster(portA: Int, portB: Int, count: Int) {
     print("PATCH sent -> all \(count) answers: \(ms(max(onA, onB) - start)) ms")
 }
 
+/// 100 single-op writes per second on instance A for `seconds`, and one
+/// follower long-polling instance B: for every version, the time from its
+/// PATCH being sent to the follower's answer that includes it.
+func crosswake(portA: Int, portB: Int, seconds: Double) {
+    let control = HTTPConnection(port: portA)
+    let list = createList(control, json: #"{"name":"crosswake bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
+    let sent = Mutex<[Int: Double]>([:])
+    let received = Mutex<[Int: Double]>([:])
+    let done = Atomic<Bool>(false)
+    let follower = Thread {
+        let connection = HTTPConnection(port: portB)
+        var since = list.version
+        while !done.load(ordering: .acquiring) {
+            connection.send("GET", "/lists/\(list.id)/changes?since=\(since)&timeout=2")
+            let reply = connection.receive()
+            let now = monotonicSeconds()
+            guard reply.status == 200, let to = reply.json["to"] as? Int else { fail("follower: \(reply.status)") }
+            if to > since {
+                received.withLock { for version in (since + 1)...to { $0[version] = now } }
+                since = to
+            }
+        }
+    }
+    follower.start()
+    usleep(300_000)
+    let load = loadAverage()
+    let writer = HTTPConnection(port: portA)
+    let start = monotonicSeconds()
+    var count = 0
+    while monotonicSeconds() - start < seconds {
+        let due = start + Double(count) * 0.01
+        let wait = due - monotonicSeconds()
+        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        let at = monotonicSeconds()
+        let reply = writer.request(
+            "PATCH", "/lists/\(list.id)",
+            body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"w\#(count)","model":{}}}]}"#)
+        guard reply.status == 200, let version = reply.json["to"] as? Int else { fail("PATCH: \(reply.status)") }
+        sent.withLock { $0[version] = at }
+        count += 1
+    }
+    let last = sent.withLock { $0.keys.max() ?? 0 }
+    let deadline = monotonicSeconds() + 10
+    while received.withLock({ $0[last] == nil }), monotonicSeconds() < deadline { usleep(10_000) }
+    done.store(true, ordering: .releasing)
+    let sentTimes = sent.withLock { $0 }
+    let receivedTimes = received.withLock { $0 }
+    var latencies = sentTimes.compactMap { version, at in receivedTimes[version].map { ($0 - at) * 1000 } }.sorted()
+    let missing = sentTimes.count - latencies.count
+    if latencies.isEmpty { latencies = [0] }
+    func percentile(_ p: Double) -> String {
+        String(format: "%.1f", latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))])
+    }
+    let elapsed = monotonicSeconds() - start
+    print("== crosswake: writes on \(portA), one follower on \(portB) (load average: \(load))")
+    print("writes: \(sentTimes.count) in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.0f", Double(sentTimes.count) / min(elapsed, seconds))) /s); follower missed \(missing)")
+    print("write sent -> follower on the other instance answered: p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, max \(percentile(1))")
+}
+
 // MARK: snapshot
 
 func snapshot(port: Int, file: String, items: Int) {
@@ -362,6 +424,7 @@ let usage = """
            ServiceBenchmarks snapshot PORT FILE [ITEMS]
            ServiceBenchmarks behind PORT [WRITES]
            ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
+           ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -377,6 +440,9 @@ case "behind":
 case "cluster":
     guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
     cluster(portA: portA, portB: portB, count: argument(3) ?? 10_000)
+case "crosswake":
+    guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
+    crosswake(portA: portA, portB: portB, seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10)
 default:
     fail(usage)
 }
