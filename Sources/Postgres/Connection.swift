@@ -22,11 +22,17 @@ public final class Connection {
     private var prepared: [String: String] = [:]
 
     /// Connects with a libpq connection string: a `postgres://user:pass@host:port/db?…`
-    /// URL or `key=value` pairs.
+    /// URL or `key=value` pairs. `settings` add or override libpq parameters
+    /// (`keepalives_idle`, `tcp_user_timeout`, `application_name`…).
     ///
     /// - Throws: `.connection` with libpq's reason (the password never appears in it).
-    public init(url: String) throws(PostgresError) {
-        guard let handle = PQconnectdb(url) else {
+    public init(url: String, settings: [String: String] = [:]) throws(PostgresError) {
+        // The URL is expanded as "dbname"; later keywords override what it sets.
+        let pairs = [("dbname", url)] + settings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let handle = Self.withCStrings(pairs.map(\.0)) { keywords in
+            Self.withCStrings(pairs.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let handle else {
             throw PostgresError(.connection, message: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -41,6 +47,17 @@ public final class Connection {
             let message = PostgresError.connectionMessage(handle)
             close()
             throw PostgresError(.connection, message: "cannot use UTF8 as the client encoding: \(message)")
+        }
+    }
+
+    /// Calls `body` with a NULL-terminated array of C strings.
+    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+        let copies = strings.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+        return pointers.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { preconditionFailure("an array of at least one element") }
+            return body(base)
         }
     }
 

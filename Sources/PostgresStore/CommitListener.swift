@@ -178,12 +178,21 @@ public final class CommitListener: Sendable {
     }
 
     /// A session named `listd-listen` (in `pg_stat_activity`) listening on the channel.
+    ///
+    /// TCP keepalives and a user timeout make a silently dead link (a machine
+    /// gone, a partition) fail within about 10 s instead of TCP's minutes, so
+    /// the listener reconnects and catches up well within a follower's timeout.
     private static func connect(_ url: String) throws(PostgresError) -> Connection {
-        let connection = try Connection(url: url)
-        try connection.execute("SET application_name = '\(applicationName)'")
+        let connection = try Connection(url: url, settings: sessionSettings)
         try connection.listen(CommitChannel.name)
         return connection
     }
+
+    /// libpq parameters of the listening session.
+    static let sessionSettings = [
+        "application_name": applicationName, "keepalives": "1", "keepalives_idle": "5",
+        "keepalives_interval": "2", "keepalives_count": "3", "tcp_user_timeout": "10000",
+    ]
 
     /// The `application_name` of listening sessions, for operators.
     public static let applicationName = "listd-listen"

@@ -188,6 +188,19 @@ struct ConnectionTests {
         }
     }
 
+    @Test func settingsOverrideAndExtendTheURL() throws {
+        try withDatabase { _, database throws in
+            let url = database.url + (database.url.contains("?") ? "&" : "?") + "application_name=from-url"
+            let plain = try Connection(url: url)
+            defer { plain.close() }
+            #expect(try plain.query("SHOW application_name")[0].text(0) == "from-url")
+            let tuned = try Connection(url: url, settings: ["application_name": "listd-test", "keepalives_idle": "7"])
+            defer { tuned.close() }
+            #expect(try tuned.query("SHOW application_name")[0].text(0) == "listd-test")
+            #expect(try tuned.query("SELECT current_database()")[0].text(0) == database.name)
+        }
+    }
+
     @Test func redactedURLsHideThePassword() {
         #expect(Connection.redacted("postgres://u:pw@h:5432/db") == "postgres://u:***@h:5432/db")
         #expect(Connection.redacted("postgres://u@h/db") == "postgres://u@h/db")
