@@ -284,6 +284,7 @@ public final class PostgresStore: Store {
         let feed = self.feed
         let logger = self.logger
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
+        let listener = self.listener
         let counted: @Sendable (Int) -> Void = { [weak self] writes in
             self?.writeCount.add(writes, ordering: .relaxed)
             self?.commitCount.add(1, ordering: .relaxed)
@@ -300,7 +301,7 @@ public final class PostgresStore: Store {
             ready(.success(connection.backendPID))
             var loop = PostgresWriterLoop(
                 url: url, connection: connection, configuration: configuration, writes: writes, feed: feed,
-                counted: counted, logger: logger)
+                counted: counted, reconnected: { listener.ignoreSender($0) }, logger: logger)
             loop.run()
         }
         thread.name = "listd-pg-writer-\(index)"
@@ -352,12 +353,14 @@ struct PostgresWriterLoop {
     let writes: WorkQueue<PostgresStore.PendingWrite>
     let feed: CommitFeed
     let counted: @Sendable (Int) -> Void
+    /// Told the server process of a new session, so the listener skips its commits.
+    let reconnected: @Sendable (Int32) -> Void
     let logger: Logger
 
     init(
         url: String, connection: Connection, configuration: StoreConfiguration,
         writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, counted: @escaping @Sendable (Int) -> Void,
-        logger: Logger
+        reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
         self.url = url
         self.connection = connection
@@ -366,6 +369,7 @@ struct PostgresWriterLoop {
         self.writes = writes
         self.feed = feed
         self.counted = counted
+        self.reconnected = reconnected
         self.logger = logger
     }
 
@@ -404,6 +408,7 @@ struct PostgresWriterLoop {
             connection.close()
             connection = fresh
             writer = ListWriter(db: Database(session: PostgresSession(fresh)), configuration: configuration)
+            reconnected(fresh.backendPID)
         } catch {
             logger.warning("cannot reconnect a writer session", metadata: ["error": "\(error)"])
         }

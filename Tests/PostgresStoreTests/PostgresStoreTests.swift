@@ -63,4 +63,48 @@ struct PostgresStoreTests {
             await b.close()
         }
     }
+
+    /// Every session of the store killed (as a PostgreSQL restart would): a
+    /// request may fail once per broken session, then the store works again
+    /// on fresh sessions, and no acknowledged write is lost.
+    @Test func theStoreRecoversWhenItsSessionsAreTerminated() async throws {
+        try await withMigratedDatabase { database, admin in
+            let configuration = StoreConfiguration(migrationsDirectory: ListdProcess.migrations, fullSync: true)
+            let store = try await PostgresStore(url: database.url, configuration: configuration, logger: Self.quiet)
+            let list = Identifier("l")!
+            let section = Identifier("s")!
+            _ = try await store.createList(id: list, name: "", sections: [NewSection(id: section)])
+            var acknowledged: [String] = []
+            var failures = 0
+            for round in 0..<3 {
+                // The listener is back (sessions of idle writers and readers reconnect when next used).
+                let listening = await eventually { store.commitListener.backendPID != 0 }
+                #expect(listening)
+                let killed = try admin.query(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                        + "WHERE datname = current_database() AND pid <> pg_backend_pid()")[0].int64(0)
+                #expect(killed >= 2, "the listener and at least the writer that wrote")
+                for index in 0..<10 {
+                    let item = "r\(round)-\(index)"
+                    do {
+                        _ = try await store.apply(
+                            [.insertItem(section: section, item: NewItem(id: Identifier(item)!), at: nil)], to: list,
+                            expectedVersion: nil)
+                        acknowledged.append(item)
+                    } catch {
+                        #expect((error as? StoreError)?.kind == .storageFailure)
+                        failures += 1
+                    }
+                }
+            }
+            #expect(failures <= 3 * store.writers, "at most one failed batch per broken writer session")
+            #expect(acknowledged.count >= 30 - 3 * store.writers)
+            var snapshot: ListSnapshot?
+            for _ in 0..<5 where snapshot == nil { snapshot = try? await store.snapshot(of: list) }
+            let present = Set(snapshot?.sections.first?.items.map(\.id.rawValue) ?? [])
+            #expect(Set(acknowledged).isSubset(of: present))
+            #expect(await eventually { store.commitListener.reconnects >= 3 })
+            await store.close()
+        }
+    }
 }
