@@ -22,14 +22,20 @@ public enum CommitChannel {
     /// Records `commits` and notifies them, in `connection`'s open transaction.
     public static func publish(_ commits: [Commit], on connection: Connection) throws(PostgresError) {
         guard !commits.isEmpty else { return }
-        for commit in commits {
-            // committed_at is the server's clock, shared by every instance (catch-up compares it).
-            try connection.query(
-                "INSERT INTO commits (list_id, epoch, version, deleted, committed_at) "
-                    + "VALUES ($1, $2, $3, $4, (extract(epoch FROM clock_timestamp()) * 1000)::int8)",
-                .text(commit.list.rawValue), .text(commit.epoch), .integer(commit.version),
-                .integer(commit.deleted ? 1 : 0))
-        }
+        // One statement for all of them; committed_at is the server's clock, shared
+        // by every instance (catch-up compares it). Ids and epochs hold no
+        // characters an array literal would need quoted (see Identifier).
+        func array(_ values: [String]) -> PostgresValue { .text("{" + values.joined(separator: ",") + "}") }
+        try connection.query(
+            """
+            INSERT INTO commits (list_id, epoch, version, deleted, committed_at)
+            SELECT list_id, epoch, version, deleted, (extract(epoch FROM clock_timestamp()) * 1000)::int8
+            FROM unnest($1::text[], $2::text[], $3::int8[], $4::int2[]) WITH ORDINALITY
+                AS c(list_id, epoch, version, deleted, position)
+            ORDER BY position
+            """,
+            array(commits.map(\.list.rawValue)), array(commits.map(\.epoch)), array(commits.map { String($0.version) }),
+            array(commits.map { $0.deleted ? "1" : "0" }))
         for payload in payloads(commits) {
             try connection.notify(name, payload: payload)
         }
