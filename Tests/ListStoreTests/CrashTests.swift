@@ -23,7 +23,7 @@ import Testing
     /// client, so this proves acknowledgement only follows a durable COMMIT.)
     @Test(arguments: StoreKind.tested) func everyAcknowledgedWriteSurvivesSIGKILL(_ kind: StoreKind) async throws {
         let directory = try TemporaryDirectory()
-        let database: TestDatabase? = kind == .postgres ? try TestPostgres.createDatabase() : nil
+        let database: TestDatabase? = kind == .postgres ? try await TestPostgres.createDatabase() : nil
         defer { database?.drop() }
         let process = Process()
         process.executableURL = try Self.writerURL()

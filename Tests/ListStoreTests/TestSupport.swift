@@ -62,7 +62,7 @@ func withStore<T>(
     case .sqlite:
         store = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
     case .postgres:
-        let created = try TestPostgres.createDatabase()
+        let created = try await TestPostgres.createDatabase()
         database = created
         store = try await PostgresStore(url: created.url, configuration: configuration)
     }

@@ -34,7 +34,13 @@ public enum TestPostgres {
     }
 
     /// A fresh, empty database on the test server, dropped by ``TestDatabase/drop()``.
-    public static func createDatabase() throws -> TestDatabase {
+    /// The blocking libpq work runs on a thread of its own, not Swift's pool.
+    public static func createDatabase() async throws -> TestDatabase {
+        try await blocking { try createDatabaseBlocking() }
+    }
+
+    /// ``createDatabase()`` for code already off the cooperative pool.
+    public static func createDatabaseBlocking() throws -> TestDatabase {
         let server = try requireURL()
         let name = "listd_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let admin = try Connection(url: server)
@@ -68,10 +74,30 @@ public final class TestDatabase: Sendable {
         self.serverURL = serverURL
     }
 
-    /// Drops the database, ending its sessions first.
+    /// Drops the database, ending its sessions first, on a thread of its own
+    /// (so a `defer` on Swift's pool never blocks it).
     public func drop() {
-        guard let admin = try? Connection(url: serverURL) else { return }
-        defer { admin.close() }
-        _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        let serverURL = serverURL
+        let name = name
+        Thread.detachNewThread {
+            guard let admin = try? Connection(url: serverURL) else { return }
+            defer { admin.close() }
+            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+}
+
+/// Runs blocking work (libpq, waits) on a thread of its own and awaits it, so
+/// a test never holds one of the cooperative pool's few threads: on a 2-core
+/// machine that would starve every other suite running beside it.
+public func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        Thread.detachNewThread {
+            do {
+                continuation.resume(returning: try body())
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
     }
 }

@@ -9,12 +9,18 @@ import Testing
 @testable import PostgresStore
 
 /// A fresh database with listd's PostgreSQL schema.
+/// (The migration runs off Swift's pool; the short statements tests make on
+/// the connection they are given do not.)
 func withMigratedDatabase<T>(_ body: (TestDatabase, Connection) async throws -> T) async throws -> T {
-    let database = try TestPostgres.createDatabase()
+    let database = try await TestPostgres.createDatabase()
     defer { database.drop() }
+    try await blocking {
+        let connection = try Connection(url: database.url)
+        defer { connection.close() }
+        try Migrator(directory: ListdProcess.migrations.appendingPathComponent("postgres")).migrate(connection)
+    }
     let connection = try Connection(url: database.url)
     defer { connection.close() }
-    try Migrator(directory: ListdProcess.migrations.appendingPathComponent("postgres")).migrate(connection)
     return try await body(database, connection)
 }
 
@@ -118,31 +124,38 @@ struct CommitChannelTests {
     /// writers commit: every list's last commit still reaches the listener
     /// (heard live or replayed after the reconnect).
     @Test func terminatingTheListeningSessionLosesNoWakeUp() async throws {
-        try await withMigratedDatabase { database, admin in
+        try await withMigratedDatabase { database, _ in
             let heard = Heard()
             var configuration = CommitListener.Configuration()
             configuration.initialBackoff = .milliseconds(50)
             let listener = CommitListener(url: database.url, configuration: configuration, logger: PostgresStoreTests.quiet) { heard.append($0) }
             try await listener.start()
-            let writer = try Connection(url: database.url)
-            defer { writer.close() }
-            var generator = SeededGenerator(seed: SeededGenerator.seed(for: "terminatingTheListeningSession"))
-            var published: [String: Int64] = [:]
-            var terminations = 0
-            for round in 0..<400 {
-                let list = "list\(Int.random(in: 0..<20, using: &generator))"
-                let version = (published[list] ?? 0) + 1
-                published[list] = version
-                try writer.transaction { () throws(PostgresError) in
-                    try CommitChannel.publish([commit(list, version)], on: writer)
-                }
-                if round % 50 == 25 {
-                    let pid = listener.backendPID
-                    if pid != 0 {
-                        try admin.query("SELECT pg_terminate_backend($1::int4)", .integer(Int64(pid)))
-                        terminations += 1
+            // 400 commits and the terminations, on a thread of their own (libpq blocks).
+            let seed = SeededGenerator.seed(for: "terminatingTheListeningSession")
+            let (published, terminations) = try await blocking { [url = database.url] in
+                let writer = try Connection(url: url)
+                defer { writer.close() }
+                let killer = try Connection(url: url)
+                defer { killer.close() }
+                var generator = SeededGenerator(seed: seed)
+                var published: [String: Int64] = [:]
+                var terminations = 0
+                for round in 0..<400 {
+                    let list = "list\(Int.random(in: 0..<20, using: &generator))"
+                    let version = (published[list] ?? 0) + 1
+                    published[list] = version
+                    try writer.transaction { () throws(PostgresError) in
+                        try CommitChannel.publish([commit(list, version)], on: writer)
+                    }
+                    if round % 50 == 25 {
+                        let pid = listener.backendPID
+                        if pid != 0 {
+                            try killer.query("SELECT pg_terminate_backend($1::int4)", .integer(Int64(pid)))
+                            terminations += 1
+                        }
                     }
                 }
+                return (published, terminations)
             }
             #expect(terminations >= 4)
             let caughtUp = await eventually(20) { heard.latest == published }

@@ -4,13 +4,16 @@ import Testing
 
 @testable import Postgres
 
-/// Runs `body` on a connection to a fresh database, then drops it.
-func withDatabase<T>(_ body: (Connection, TestDatabase) throws -> T) throws -> T {
-    let database = try TestPostgres.createDatabase()
-    defer { database.drop() }
-    let connection = try Connection(url: database.url)
-    defer { connection.close() }
-    return try body(connection, database)
+/// Runs `body` on a connection to a fresh database, then drops it; all of it
+/// on a thread of its own (libpq blocks), never on Swift's pool.
+func withDatabase<T: Sendable>(_ body: @escaping @Sendable (Connection, TestDatabase) throws -> T) async throws -> T {
+    try await blocking {
+        let database = try TestPostgres.createDatabaseBlocking()
+        defer { database.drop() }
+        let connection = try Connection(url: database.url)
+        defer { connection.close() }
+        return try body(connection, database)
+    }
 }
 
 func postgresError(_ body: () throws(PostgresError) -> Void) -> PostgresError? {
@@ -24,8 +27,8 @@ func postgresError(_ body: () throws(PostgresError) -> Void) -> PostgresError? {
 
 @Suite(.enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
 struct ConnectionTests {
-    @Test func parametersRoundTripThroughPreparedAndOneShotStatements() throws {
-        try withDatabase { db, _ throws in
+    @Test func parametersRoundTripThroughPreparedAndOneShotStatements() async throws {
+        try await withDatabase { db, _ throws in
             let values: [PostgresValue] = [
                 .integer(0), .integer(.max), .integer(.min), .double(1.5), .double(-0.25), .bool(true), .bool(false),
                 .text(""), .text("ünïcödé ✓ 'quotes' \"double\" \\ backslash $1"), .bytes([]), .bytes([0, 1, 0xff, 0x5c]),
@@ -48,9 +51,10 @@ struct ConnectionTests {
         }
     }
 
-    @Test func randomTextAndBytesSurviveTheWire() throws {
-        var generator = SeededGenerator(seed: SeededGenerator.seed(for: "Postgres.randomTextAndBytes"))
-        try withDatabase { db, _ throws in
+    @Test func randomTextAndBytesSurviveTheWire() async throws {
+        let seed = SeededGenerator.seed(for: "Postgres.randomTextAndBytes")
+        try await withDatabase { db, _ throws in
+            var generator = SeededGenerator(seed: seed)
             try db.execute("CREATE TABLE t (id int8 PRIMARY KEY, s text NOT NULL, b bytea NOT NULL)")
             var expected: [Int64: (String, [UInt8])] = [:]
             for id in 0..<300 {
@@ -79,8 +83,8 @@ struct ConnectionTests {
         }
     }
 
-    @Test func typedReadsRefuseOtherTypesAndNullNamingTheColumn() throws {
-        try withDatabase { db, _ throws in
+    @Test func typedReadsRefuseOtherTypesAndNullNamingTheColumn() async throws {
+        try await withDatabase { db, _ throws in
             let row = try db.query("SELECT 'x'::text AS word, NULL::int8 AS nothing, 7::int4 AS seven")[0]
             #expect(try row.int(2) == 7)
             #expect(try row.optionalInt64(1) == nil)
@@ -93,8 +97,8 @@ struct ConnectionTests {
         }
     }
 
-    @Test func serverErrorsCarrySQLStateMessageDetailAndStatement() throws {
-        try withDatabase { db, _ throws in
+    @Test func serverErrorsCarrySQLStateMessageDetailAndStatement() async throws {
+        try await withDatabase { db, _ throws in
             try db.execute("CREATE TABLE u (id text PRIMARY KEY)")
             try db.query("INSERT INTO u VALUES ($1)", "a")
             let duplicate = postgresError { () throws(PostgresError) in try db.query("INSERT INTO u VALUES ($1)", "a") }
@@ -110,8 +114,8 @@ struct ConnectionTests {
         }
     }
 
-    @Test func transactionsCommitOrRollBack() throws {
-        try withDatabase { db, _ throws in
+    @Test func transactionsCommitOrRollBack() async throws {
+        try await withDatabase { db, _ throws in
             try db.execute("CREATE TABLE v (n int8)")
             try db.transaction { () throws(PostgresError) in try db.query("INSERT INTO v VALUES ($1)", .integer(1)) }
             let failed = postgresError { () throws(PostgresError) in
@@ -127,10 +131,12 @@ struct ConnectionTests {
         }
     }
 
-    @Test func connectingToNothingFailsWithAConnectionErrorWithoutThePassword() throws {
+    @Test func connectingToNothingFailsWithAConnectionErrorWithoutThePassword() async throws {
         _ = try TestPostgres.requireURL()
-        let error = postgresError { () throws(PostgresError) in
-            _ = try Connection(url: "postgres://listd:s3cret@127.0.0.1:1/none?connect_timeout=2")
+        let error = try await blocking {
+            postgresError { () throws(PostgresError) in
+                _ = try Connection(url: "postgres://listd:s3cret@127.0.0.1:1/none?connect_timeout=2")
+            }
         }
         #expect(error?.kind == .connection)
         #expect(error?.isConnectionFailure == true)
@@ -138,8 +144,8 @@ struct ConnectionTests {
         #expect(error?.description.contains("127.0.0.1") == true)
     }
 
-    @Test func notificationsArriveOnCommitOnlyAndInOrder() throws {
-        try withDatabase { sender, database throws in
+    @Test func notificationsArriveOnCommitOnlyAndInOrder() async throws {
+        try await withDatabase { sender, database throws in
             let listener = try Connection(url: database.url)
             defer { listener.close() }
             try listener.listen("listd changes")
@@ -170,8 +176,8 @@ struct ConnectionTests {
         }
     }
 
-    @Test func aTerminatedListenerReportsAConnectionFailure() throws {
-        try withDatabase { admin, database throws in
+    @Test func aTerminatedListenerReportsAConnectionFailure() async throws {
+        try await withDatabase { admin, database throws in
             let listener = try Connection(url: database.url)
             defer { listener.close() }
             try listener.listen("c")
@@ -188,8 +194,8 @@ struct ConnectionTests {
         }
     }
 
-    @Test func settingsOverrideAndExtendTheURL() throws {
-        try withDatabase { _, database throws in
+    @Test func settingsOverrideAndExtendTheURL() async throws {
+        try await withDatabase { _, database throws in
             let url = database.url + (database.url.contains("?") ? "&" : "?") + "application_name=from-url"
             let plain = try Connection(url: url)
             defer { plain.close() }

@@ -23,29 +23,29 @@ func migrationError(_ body: () throws -> Void) -> MigrationError? {
 
 @Suite(.enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
 struct MigrationTargetTests {
-    func tables(_ db: Connection) throws -> [String] {
+    static func tables(_ db: Connection) throws -> [String] {
         try db.query("SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' ORDER BY 1").map {
             row throws(PostgresError) in try row.text(0)
         }
     }
 
-    @Test func theRealMigrationsApplyOnceAndAgainIsHarmless() throws {
-        try withDatabase { db, _ throws in
+    @Test func theRealMigrationsApplyOnceAndAgainIsHarmless() async throws {
+        try await withDatabase { db, _ throws in
             let migrator = try Migrator(directory: postgresMigrations)
             #expect(try migrator.pending(db).map(\.id) == migrator.migrations.map(\.id))
             let applied = try migrator.migrate(db)
             #expect(applied.map(\.id) == migrator.migrations.map(\.id))
             #expect(try migrator.migrate(db).isEmpty)
             #expect(try migrator.pending(db).isEmpty)
-            #expect(try tables(db) == ["commits", "history", "items", "lists", "schema_migrations", "sections", "versions"])
+            #expect(try Self.tables(db) == ["commits", "history", "items", "lists", "schema_migrations", "sections", "versions"])
             let recorded = try migrator.applied(db)
             #expect(recorded.map(\.checksum) == migrator.migrations.map(\.checksum))
             #expect(recorded.allSatisfy { $0.appliedAt.hasSuffix("Z") && $0.appliedAt.count == 24 })
         }
     }
 
-    @Test func refusesChangedUnknownAndRenamedMigrations() throws {
-        try withDatabase { db, _ throws in
+    @Test func refusesChangedUnknownAndRenamedMigrations() async throws {
+        try await withDatabase { db, _ throws in
             let first = Migration(id: 1, name: "one", sql: "CREATE TABLE one (x int8);")
             try Migrator(migrations: [first]).migrate(db)
             let edited = Migration(id: 1, name: "one", sql: "CREATE TABLE one (x text);")
@@ -63,12 +63,12 @@ struct MigrationTargetTests {
                 Issue.record("a renamed migration was not refused")
                 return
             }
-            #expect(try tables(db) == ["one", "schema_migrations"])
+            #expect(try Self.tables(db) == ["one", "schema_migrations"])
         }
     }
 
-    @Test func aFailingMigrationLeavesNothingHalfAppliedAndCarriesTheSQLState() throws {
-        try withDatabase { db, _ throws in
+    @Test func aFailingMigrationLeavesNothingHalfAppliedAndCarriesTheSQLState() async throws {
+        try await withDatabase { db, _ throws in
             let migrations = [
                 Migration(id: 1, name: "ok", sql: "CREATE TABLE ok (x int8);"),
                 Migration(id: 2, name: "broken", sql: "CREATE TABLE half (x int8);\nINSERT INTO nowhere VALUES (1);"),
@@ -82,13 +82,13 @@ struct MigrationTargetTests {
             #expect(cause.code == "SQLSTATE 42P01")
             #expect(cause.message.contains("nowhere"))
             #expect(db.transactionState == .idle)
-            #expect(try tables(db) == ["ok", "schema_migrations"])
+            #expect(try Self.tables(db) == ["ok", "schema_migrations"])
             #expect(try Migrator(migrations: migrations).applied(db).map(\.id) == [1])
         }
     }
 
-    @Test func aMigrationThatCommitsItselfIsReported() throws {
-        try withDatabase { db, _ throws in
+    @Test func aMigrationThatCommitsItselfIsReported() async throws {
+        try await withDatabase { db, _ throws in
             let sneaky = Migration(id: 1, name: "sneaky", sql: "CREATE TABLE a (x int8); COMMIT;")
             guard case .failed(_, let cause) = migrationError({ try Migrator(migrations: [sneaky]).migrate(db) }) else {
                 Issue.record("a migration ending the transaction was not reported")
@@ -100,8 +100,8 @@ struct MigrationTargetTests {
     }
 
     /// Several instances starting at once: each migration is applied exactly once.
-    @Test func concurrentMigratorsApplyEachMigrationOnce() throws {
-        let database = try TestPostgres.createDatabase()
+    @Test func concurrentMigratorsApplyEachMigrationOnce() async throws {
+        let database = try await TestPostgres.createDatabase()
         defer { database.drop() }
         let migrations = (1...8).map { Migration(id: $0, name: "step\($0)", sql: "CREATE TABLE t\($0) (x int8);") }
         let outcomes = Mutex<[String]>([])
@@ -119,7 +119,7 @@ struct MigrationTargetTests {
                 }
             }
         }
-        group.wait()
+        try await blocking { group.wait() }
         let results = outcomes.withLock { $0 }
         #expect(!results.contains { $0.hasPrefix("error") }, "\(results)")
         let applied = results.flatMap { $0.split(separator: ",").compactMap { Int($0) } }

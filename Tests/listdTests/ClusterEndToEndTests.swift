@@ -55,7 +55,7 @@ struct ClusterEndToEndTests {
     }
 
     @Test func writesAnywhereReachFollowersEverywhereAndFollowersSurviveAKilledInstance() async throws {
-        let database = try TestPostgres.createDatabase()
+        let database = try await TestPostgres.createDatabase()
         defer { database.drop() }
         let servers = try await Self.start(3, on: database)
         defer { for server in servers { server.stop() } }
@@ -138,7 +138,7 @@ struct ClusterEndToEndTests {
     }
 
     @Test func killingTheListenSessionLeavesNoFollowerWaiting() async throws {
-        let database = try TestPostgres.createDatabase()
+        let database = try await TestPostgres.createDatabase()
         defer { database.drop() }
         let servers = try await Self.start(2, on: database)
         defer { for server in servers { server.stop() } }

@@ -6,7 +6,7 @@ import Testing
 @Suite(.enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
 struct PostgresMigrateCommandTests {
     @Test func migratingAPostgresDatabaseTwiceIsHarmlessAndTheVariableWorksToo() async throws {
-        let database = try TestPostgres.createDatabase()
+        let database = try await TestPostgres.createDatabase()
         defer { database.drop() }
         let migrations = ListdServer.migrations.path
         let dry = try await ListdBinary.run(["migrate", "--store", database.url, "--migrations", migrations, "--dry-run"])
