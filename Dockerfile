@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # listd in a container: a release build with the Swift runtime linked in, on a
-# slim Debian with only libsqlite3.
+# slim Debian with only libsqlite3 and libpq (for --store postgres://…).
 #
 #   docker build -t listd .
 #   docker run -p 8080:8080 -v listd-data:/data \
@@ -14,7 +14,7 @@
 FROM swift:6.3-bookworm AS build
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends libsqlite3-dev \
+    && apt-get -q install -y --no-install-recommends libsqlite3-dev libpq-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 # Resolve dependencies first so this layer is cached across source changes.
@@ -34,7 +34,7 @@ RUN swift build -c release --static-swift-stdlib --product listd \
 FROM debian:bookworm-slim
 RUN export DEBIAN_FRONTEND=noninteractive \
     && apt-get -q update \
-    && apt-get -q install -y --no-install-recommends libsqlite3-0 ca-certificates \
+    && apt-get -q install -y --no-install-recommends libsqlite3-0 libpq5 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin listd \
     && mkdir -p /data && chown listd:listd /data

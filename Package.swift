@@ -26,6 +26,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "CSystem"),
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
 
         // MARK: Foundations with no dependencies
         .target(name: "ReactiveCore"),
@@ -34,13 +39,20 @@ let package = Package(
         .target(name: "JSON"),
 
         // MARK: Storage
-        .target(name: "Storage", dependencies: ["CSQLite", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "SchemaMigration", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "Storage", dependencies: ["CSQLite", "SchemaMigration"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ", "SchemaMigration"]),
         .target(
             name: "ListStore",
             dependencies: [
-                "Storage", "JSON",
+                "Storage", "SchemaMigration", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+
+        .target(
+            name: "PostgresStore",
+            dependencies: ["ListStore", "Postgres", "Storage", "SchemaMigration", .product(name: "Logging", package: "swift-log")]
         ),
 
         // MARK: HTTP
@@ -71,8 +83,8 @@ let package = Package(
         .executableTarget(
             name: "listd",
             dependencies: [
-                "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "ListClient",
-                "SectionDiff", "JSON", "ReactiveCore",
+                "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "SchemaMigration",
+                "Postgres", "PostgresStore", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -110,7 +122,7 @@ let package = Package(
             name: "ServiceBenchmarks",
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",
-            exclude: ["README.md", "nginx.conf", "run.sh"]
+            exclude: ["README.md", "nginx.conf", "run.sh", "cluster-patch.lua"]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)
@@ -124,14 +136,22 @@ let package = Package(
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore", "ReactiveTesting"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
-        .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage"]),
+        .testTarget(name: "SchemaMigrationTests", dependencies: ["ListdTestSupport", "SchemaMigration"]),
+        .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage", "SchemaMigration"]),
+        .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),
         .testTarget(
             name: "ListStoreTests",
-            dependencies: ["ListStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport"]),
-        .executableTarget(name: "StoreCrashWriter", dependencies: ["ListStore"], path: "Tests/StoreCrashWriter"),
+            dependencies: [
+                "ListStore", "PostgresStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport",
+            ]),
         .executableTarget(
-            name: "StoreBenchmarks", dependencies: ["ListStore"], path: "Benchmarks/StoreBenchmarks",
+            name: "StoreCrashWriter", dependencies: ["ListStore", "PostgresStore"], path: "Tests/StoreCrashWriter"),
+        .executableTarget(
+            name: "StoreBenchmarks", dependencies: ["ListStore", "PostgresStore"], path: "Benchmarks/StoreBenchmarks",
             exclude: ["README.md"]),
+        .testTarget(
+            name: "PostgresStoreTests",
+            dependencies: ["PostgresStore", "ListStore", "Postgres", "SchemaMigration", "ListdTestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
@@ -152,7 +172,7 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "ListdTestSupport"]),
         .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "JSON"]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
-        .target(name: "ListdTestSupport", path: "Tests/ListdTestSupport"),
+        .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
     ]
 )
 

@@ -8,11 +8,16 @@
 //   ServiceBenchmarks streams PORT PID [COUNT]     COUNT server-sent-event streams on one list, one write:
 //                                                  time to each stream's event, RSS per stream
 //   ServiceBenchmarks followers PORT PID [COUNT]   parked, then streams, in one run against one listd
+//   ServiceBenchmarks cluster PORT_A PORT_B [COUNT] two instances on one PostgreSQL: COUNT long-polls spread
+//                                                  over both, one write on A: time until all are answered
+//   ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS] 100 writes/s on A, one follower long-polling B:
+//                                                  write sent -> follower answered, p50/p99
 //
 // See README.md for the exact commands, including listd's, nginx's and wrk's.
 import CSystem
 import Foundation
 import Glibc
+import Synchronization
 
 // MARK: parked
 
@@ -344,6 +349,134 @@ func streams(port: Int, pid: Int, count: Int) {
             + "max \(String(format: "%.1f", latencies.last ?? -1)) ms; under 100 ms: \(under100) of \(count)")
 }
 
+// MARK: cluster
+
+/// `count` long-polls spread evenly over two listd instances sharing one
+/// PostgreSQL database, then one PATCH on the first: the time until every
+/// follower on either instance has its answer (B's come through NOTIFY).
+func cluster(portA: Int, portB: Int, count: Int) {
+    let limit = raiseFileLimit()
+    guard count + 64 <= limit else { fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)") }
+    let controlA = HTTPConnection(port: portA)
+    let controlB = HTTPConnection(port: portB)
+    let list = createList(controlA, json: #"{"name":"cluster bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
+    let writer = HTTPConnection(port: portA)
+    // Warm both instances' answer paths (a waiter on B woken by a write on A).
+    for round in 0..<3 {
+        let warm = HTTPConnection(port: portB)
+        warm.send("GET", "/lists/\(list.id)/changes?since=\(list.version + round)&timeout=300")
+        usleep(50_000)
+        let write = writer.request(
+            "PATCH", "/lists/\(list.id)",
+            body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"warm\#(round)","model":{}}}]}"#)
+        guard write.status == 200 else { fail("warm-up PATCH answered \(write.status): \(write.text.prefix(300))") }
+        _ = warm.receive()
+    }
+    let since = list.version + 3
+    let parkedPath = "/lists/\(list.id)/changes?since=\(since)&timeout=300"
+    let startA = metric(controlA, "listd_parked_waiters")
+    let startB = metric(controlB, "listd_parked_waiters")
+    var waiters: [HTTPConnection] = []
+    waiters.reserveCapacity(count)
+    for index in 0..<count {
+        let waiter = HTTPConnection(port: index % 2 == 0 ? portA : portB)
+        waiter.send("GET", parkedPath)
+        waiters.append(waiter)
+    }
+    let waitStart = monotonicSeconds()
+    var parked = 0.0
+    while parked < Double(count), monotonicSeconds() - waitStart < 60 {
+        usleep(50_000)
+        parked = metric(controlA, "listd_parked_waiters") - startA + metric(controlB, "listd_parked_waiters") - startB
+    }
+    usleep(500_000)
+    let load = loadAverage()
+    var fds = waiters.map(\.fd)
+    fds.append(writer.fd)
+    var collector = AnswerCollector(fds: fds)
+    let start = monotonicSeconds()
+    writer.send(
+        "PATCH", "/lists/\(list.id)",
+        body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#)
+    let answered = collector.collect(fds: fds, timeout: 60)
+    let writeAnswered = collector.completedAt[count]
+    guard collector.body(count).status == 200 else { fail("PATCH answered \(collector.body(count).status)") }
+    var correct = 0
+    for index in 0..<count where collector.pending[index].done {
+        let reply = collector.body(index)
+        if reply.status == 200, (reply.json["to"] as? Int) == since + 1 { correct += 1 }
+    }
+    let onA = stride(from: 0, to: count, by: 2).map { collector.completedAt[$0] }.max() ?? 0
+    let onB = stride(from: 1, to: count, by: 2).map { collector.completedAt[$0] }.max() ?? 0
+    func ms(_ seconds: Double) -> String { String(format: "%.1f", max(0, seconds) * 1000) }
+    print("== cluster: \(count) long-polls over 2 instances (\(portA), \(portB)), one PATCH on \(portA) (load average: \(load))")
+    print("parked waiters (listd_parked_waiters, both): \(Int(parked)) of \(count)")
+    print("answers received: \(answered - 1) of \(count), correct (200, to=\(since + 1)): \(correct)")
+    print("PATCH sent -> PATCH answered: \(ms(writeAnswered - start)) ms")
+    print("PATCH sent -> all \(count / 2 + count % 2) answers on A: \(ms(onA - start)) ms")
+    print("PATCH sent -> all \(count / 2) answers on B (woken by NOTIFY): \(ms(onB - start)) ms")
+    print("PATCH sent -> all \(count) answers: \(ms(max(onA, onB) - start)) ms")
+}
+
+/// 100 single-op writes per second on instance A for `seconds`, and one
+/// follower long-polling instance B: for every version, the time from its
+/// PATCH being sent to the follower's answer that includes it.
+func crosswake(portA: Int, portB: Int, seconds: Double) {
+    let control = HTTPConnection(port: portA)
+    let list = createList(control, json: #"{"name":"crosswake bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
+    let sent = Mutex<[Int: Double]>([:])
+    let received = Mutex<[Int: Double]>([:])
+    let done = Atomic<Bool>(false)
+    let follower = Thread {
+        let connection = HTTPConnection(port: portB)
+        var since = list.version
+        while !done.load(ordering: .acquiring) {
+            connection.send("GET", "/lists/\(list.id)/changes?since=\(since)&timeout=2")
+            let reply = connection.receive()
+            let now = monotonicSeconds()
+            guard reply.status == 200, let to = reply.json["to"] as? Int else { fail("follower: \(reply.status)") }
+            if to > since {
+                received.withLock { for version in (since + 1)...to { $0[version] = now } }
+                since = to
+            }
+        }
+    }
+    follower.start()
+    usleep(300_000)
+    let load = loadAverage()
+    let writer = HTTPConnection(port: portA)
+    let start = monotonicSeconds()
+    var count = 0
+    while monotonicSeconds() - start < seconds {
+        let due = start + Double(count) * 0.01
+        let wait = due - monotonicSeconds()
+        if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+        let at = monotonicSeconds()
+        let reply = writer.request(
+            "PATCH", "/lists/\(list.id)",
+            body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"w\#(count)","model":{}}}]}"#)
+        guard reply.status == 200, let version = reply.json["to"] as? Int else { fail("PATCH: \(reply.status)") }
+        sent.withLock { $0[version] = at }
+        count += 1
+    }
+    let last = sent.withLock { $0.keys.max() ?? 0 }
+    let deadline = monotonicSeconds() + 10
+    while received.withLock({ $0[last] == nil }), monotonicSeconds() < deadline { usleep(10_000) }
+    done.store(true, ordering: .releasing)
+    let sentTimes = sent.withLock { $0 }
+    let receivedTimes = received.withLock { $0 }
+    var latencies = sentTimes.compactMap { version, at in receivedTimes[version].map { ($0 - at) * 1000 } }.sorted()
+    let missing = sentTimes.count - latencies.count
+    if latencies.isEmpty { latencies = [0] }
+    func percentile(_ p: Double) -> String {
+        String(format: "%.1f", latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))])
+    }
+    let elapsed = monotonicSeconds() - start
+    print("== crosswake: writes on \(portA), one follower on \(portB) (load average: \(load))")
+    print("writes: \(sentTimes.count) in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.0f", Double(sentTimes.count) / min(elapsed, seconds))) /s); follower missed \(missing)")
+    print("write sent -> follower on the other instance answered: p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, max \(percentile(1))")
+}
+
 // MARK: snapshot
 
 func snapshot(port: Int, file: String, items: Int) {
@@ -458,6 +591,8 @@ let usage = """
            ServiceBenchmarks behind PORT [WRITES]
            ServiceBenchmarks streams PORT PID [COUNT]
            ServiceBenchmarks followers PORT PID [COUNT]
+           ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
+           ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -479,6 +614,12 @@ case "snapshot":
 case "behind":
     guard let port = argument(1) else { fail(usage) }
     behind(port: port, writes: argument(2) ?? 10_000)
+case "cluster":
+    guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
+    cluster(portA: portA, portB: portB, count: argument(3) ?? 10_000)
+case "crosswake":
+    guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
+    crosswake(portA: portA, portB: portB, seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10)
 default:
     fail(usage)
 }

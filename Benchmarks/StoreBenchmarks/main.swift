@@ -1,14 +1,26 @@
-// Write throughput of SQLiteStore: single-op writes from many concurrent
-// callers (group commit turns them into few fsyncs) and large batches.
+// Write throughput of SQLiteStore (or PostgresStore with --store URL, an
+// empty database): single-op writes from many concurrent callers (group
+// commit turns them into few fsyncs or COMMITs) and large batches.
 //
-// Usage: StoreBenchmarks [--callers N] [--seconds S] [--normal-sync]
+// Usage: StoreBenchmarks [--callers N] [--seconds S] [--normal-sync] [--store postgres://…] [--writers N]
 import Foundation
 import ListStore
+import PostgresStore
+
+/// Either store, with its counters.
+protocol BenchedStore: Store {
+    var counters: (writes: Int, commits: Int) { get }
+    func close() async
+}
+extension SQLiteStore: BenchedStore {}
+extension PostgresStore: BenchedStore {}
 
 struct Options {
     var callers = 64
     var seconds = 5.0
     var fullSync = true
+    var store: String?
+    var writers = 2
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -17,6 +29,8 @@ struct Options {
             case "--callers": callers = iterator.next().flatMap(Int.init) ?? callers
             case "--seconds": seconds = iterator.next().flatMap(Double.init) ?? seconds
             case "--normal-sync": fullSync = false
+            case "--store": store = iterator.next()
+            case "--writers": writers = iterator.next().flatMap(Int.init) ?? writers
             default: print("ignoring unknown argument \(argument)")
             }
         }
@@ -30,9 +44,13 @@ let directory = FileManager.default.temporaryDirectory.appendingPathComponent("s
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: directory) }
 
-let store = try await SQLiteStore(
-    path: directory.appendingPathComponent("bench.sqlite").path,
-    configuration: StoreConfiguration(migrationsDirectory: migrations, fullSync: options.fullSync))
+let configuration = StoreConfiguration(migrationsDirectory: migrations, fullSync: options.fullSync)
+let store: any BenchedStore =
+    if let url = options.store {
+        try await PostgresStore(url: url, configuration: configuration, writers: options.writers)
+    } else {
+        try await SQLiteStore(path: directory.appendingPathComponent("bench.sqlite").path, configuration: configuration)
+    }
 let section = Identifier("s")!
 let lists = (0..<16).map { Identifier("list\($0)")! }
 for list in lists { _ = try await store.createList(id: list, name: "bench", sections: [NewSection(id: section)]) }

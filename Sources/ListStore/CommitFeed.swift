@@ -23,7 +23,7 @@ public final class CommitSubscription: Sendable {
 }
 
 /// The observers of a store's commits.
-final class CommitFeed: Sendable {
+package final class CommitFeed: Sendable {
     private struct State {
         var nextToken: UInt64 = 0
         var observers: [UInt64: @Sendable (Commit) -> Void] = [:]
@@ -31,7 +31,9 @@ final class CommitFeed: Sendable {
 
     private let state = Mutex(State())
 
-    func subscribe(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
+    package init() {}
+
+    package func subscribe(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
         let token = state.withLock { state in
             state.nextToken += 1
             state.observers[state.nextToken] = observer
@@ -43,7 +45,7 @@ final class CommitFeed: Sendable {
     }
 
     /// Calls every observer with every commit, in order, outside the lock.
-    func publish(_ commits: [Commit]) {
+    package func publish(_ commits: [Commit]) {
         guard !commits.isEmpty else { return }
         let observers = state.withLock { state in
             state.observers.sorted { $0.key < $1.key }.map(\.value)

@@ -1,84 +1,196 @@
 import Storage
 
-/// A store's view of one SQLite connection: statements with store errors.
+/// A database session other than SQLite's, as the list store drives it:
+/// PostgreSQL's, from the `PostgresStore` module. It runs the store's portable
+/// SQL (`?` placeholders, values as ``SQLValue``) and reports failures as
+/// ``StoreError``s.
+package protocol SQLSession: AnyObject {
+    /// Runs a statement without parameters (transaction control).
+    func execute(_ sql: String) throws(StoreError)
+    /// Starts the transaction of one consistent read.
+    func beginRead() throws(StoreError)
+    /// Runs a statement with `values` bound to its `?`s and returns all its rows.
+    func rows(_ sql: String, _ values: [SQLValue]) throws(StoreError) -> [[SQLValue]]
+}
+
+/// A store's view of one database session: statements with store errors.
 ///
-/// Every SQLite failure becomes a `storageFailure` carrying SQLite's message
-/// and statement, so a store method throws exactly one error type.
-struct Database {
-    let connection: Connection
+/// SQLite's connection is used directly (rows are streamed from the
+/// statement); another backend is an ``SQLSession``. Every failure becomes a
+/// `storageFailure` carrying the database's message and statement, so a store
+/// method throws exactly one error type.
+package struct Database {
+    enum Backend {
+        case sqlite(Connection)
+        case session(any SQLSession)
+    }
+
+    let backend: Backend
+
+    init(connection: Connection) {
+        backend = .sqlite(connection)
+    }
+
+    package init(session: any SQLSession) {
+        backend = .session(session)
+    }
 
     func execute(_ sql: String) throws(StoreError) {
-        do { try connection.execute(sql) } catch { throw StoreError.storage(error) }
+        switch backend {
+        case .sqlite(let connection):
+            do { try connection.execute(sql) } catch { throw StoreError.storage(error) }
+        case .session(let session):
+            try session.execute(sql)
+        }
+    }
+
+    /// Starts a read transaction that sees one state for all its statements.
+    func beginRead() throws(StoreError) {
+        switch backend {
+        case .sqlite: try execute("BEGIN DEFERRED")
+        case .session(let session): try session.beginRead()
+        }
     }
 
     func run(_ sql: String, _ values: SQLValue...) throws(StoreError) {
-        do {
-            let statement = try connection.prepare(sql)
-            defer { statement.reset() }
-            try statement.bind(values)
-            try statement.run()
-        } catch {
-            throw StoreError.storage(error)
+        switch backend {
+        case .sqlite(let connection):
+            do {
+                let statement = try connection.prepare(sql)
+                defer { statement.reset() }
+                try statement.bind(values)
+                try statement.run()
+            } catch {
+                throw StoreError.storage(error)
+            }
+        case .session(let session):
+            _ = try session.rows(sql, values)
         }
     }
 
-    func rows<T>(_ sql: String, _ values: [SQLValue], _ read: (Row) -> T) throws(StoreError) -> [T] {
-        do {
-            let statement = try connection.prepare(sql)
-            defer { statement.reset() }
-            try statement.bind(values)
-            var results: [T] = []
-            while try statement.step() { results.append(read(statement.row)) }
-            return results
-        } catch {
-            throw StoreError.storage(error)
+    func rows<T>(_ sql: String, _ values: [SQLValue], _ read: (StoreRow) -> T) throws(StoreError) -> [T] {
+        var results: [T] = []
+        try forEach(sql, values) { row throws(StoreError) in
+            results.append(read(row))
+            return true
         }
+        return results
     }
 
-    func first<T>(_ sql: String, _ values: SQLValue..., read: (Row) -> T) throws(StoreError) -> T? {
-        do {
-            let statement = try connection.prepare(sql)
-            defer { statement.reset() }
-            try statement.bind(values)
-            return try statement.step() ? read(statement.row) : nil
-        } catch {
-            throw StoreError.storage(error)
+    func first<T>(_ sql: String, _ values: SQLValue..., read: (StoreRow) -> T) throws(StoreError) -> T? {
+        var result: T?
+        try forEach(sql, values) { row throws(StoreError) in
+            result = read(row)
+            return false
         }
+        return result
     }
 
-    /// Streams rows to `visit` until it returns `false`, without materializing them.
-    func forEach(_ sql: String, _ values: [SQLValue], _ visit: (Row) throws(StoreError) -> Bool) throws(StoreError) {
-        let statement: Statement
-        do {
-            statement = try connection.prepare(sql)
-            try statement.bind(values)
-        } catch {
-            throw StoreError.storage(error)
-        }
-        defer { statement.reset() }
-        while true {
-            let more: Bool
-            do { more = try statement.step() } catch { throw StoreError.storage(error) }
-            guard more else { return }
-            guard try visit(statement.row) else { return }
+    /// Streams rows to `visit` until it returns `false` (SQLite: without materializing them).
+    func forEach(_ sql: String, _ values: [SQLValue], _ visit: (StoreRow) throws(StoreError) -> Bool)
+        throws(StoreError)
+    {
+        switch backend {
+        case .sqlite(let connection):
+            let statement: Statement
+            do {
+                statement = try connection.prepare(sql)
+                try statement.bind(values)
+            } catch {
+                throw StoreError.storage(error)
+            }
+            defer { statement.reset() }
+            while true {
+                let more: Bool
+                do { more = try statement.step() } catch { throw StoreError.storage(error) }
+                guard more else { return }
+                guard try visit(StoreRow(.sqlite(statement.row))) else { return }
+            }
+        case .session(let session):
+            for values in try session.rows(sql, values) {
+                guard try visit(StoreRow(.values(values))) else { return }
+            }
         }
     }
 
     func integrityCheck() throws(StoreError) -> [String] {
-        do { return try connection.integrityCheck() } catch { throw StoreError.storage(error) }
+        switch backend {
+        case .sqlite(let connection):
+            do { return try connection.integrityCheck() } catch { throw StoreError.storage(error) }
+        case .session:
+            return []
+        }
     }
 
     func integer(_ sql: String, _ values: SQLValue...) throws(StoreError) -> Int64 {
-        do {
-            let statement = try connection.prepare(sql)
-            defer { statement.reset() }
-            try statement.bind(values)
-            return try statement.step() ? statement.row.int64(0) : 0
-        } catch {
-            throw StoreError.storage(error)
+        var result: Int64 = 0
+        try forEach(sql, values) { row throws(StoreError) in
+            result = row.int64(0)
+            return false
         }
+        return result
     }
 }
+
+/// One result row of either backend, read by column index. Reads convert like
+/// SQLite's do (a NULL reads as 0 or ""), since the store reads only columns
+/// of its own schema.
+struct StoreRow {
+    enum Source {
+        case sqlite(Row)
+        case values([SQLValue])
+    }
+
+    let source: Source
+
+    init(_ source: Source) { self.source = source }
+
+    private func value(_ index: Int32) -> SQLValue {
+        guard case .values(let values) = source, index >= 0, Int(index) < values.count else { return .null }
+        return values[Int(index)]
+    }
+
+    func int64(_ index: Int32) -> Int64 {
+        if case .sqlite(let row) = source { return row.int64(index) }
+        switch value(index) {
+        case .integer(let value): return value
+        case .real(let value): return Int64(exactly: value.rounded(.towardZero)) ?? 0
+        case .text(let text): return Int64(text) ?? 0
+        case .null, .blob: return 0
+        }
+    }
+
+    func int(_ index: Int32) -> Int { Int(int64(index)) }
+
+    func text(_ index: Int32) -> String {
+        if case .sqlite(let row) = source { return row.text(index) }
+        switch value(index) {
+        case .text(let text): return text
+        case .integer(let value): return String(value)
+        case .real(let value): return String(value)
+        case .blob(let bytes): return String(decoding: bytes, as: UTF8.self)
+        case .null: return ""
+        }
+    }
+
+    func optionalText(_ index: Int32) -> String? {
+        if case .sqlite(let row) = source { return row.optionalText(index) }
+        return value(index).isNull ? nil : text(index)
+    }
+
+    func optionalInt64(_ index: Int32) -> Int64? {
+        if case .sqlite(let row) = source { return row.optionalInt64(index) }
+        return value(index).isNull ? nil : int64(index)
+    }
+
+    /// The text of column `index` as an id; the store writes only validated ids.
+    func identifier(_ index: Int32) -> Identifier {
+        Identifier(storedText: text(index))
+    }
+}
+
+@available(*, unavailable)
+extension StoreRow: Sendable {}
 
 @available(*, unavailable)
 extension Database: Sendable {}
@@ -90,7 +202,7 @@ extension StoreError {
         "the database is full: the disk holding it (or its size limit) has no room for this write. "
             + "Nothing of it was kept; writes acknowledged before are intact, and reads still work.")
 
-    static func storage(_ error: SQLiteError) -> StoreError {
+    package static func storage(_ error: SQLiteError) -> StoreError {
         if error.isFull { return .databaseFull }
         return StoreError(.storageFailure, "storage failure: \(error)")
     }
@@ -110,13 +222,6 @@ extension Int {
 
 extension String {
     var sql: SQLValue { .text(self) }
-}
-
-extension Row {
-    /// The text of column `index` as an id; the store writes only validated ids.
-    func identifier(_ index: Int32) -> Identifier {
-        Identifier(storedText: text(index))
-    }
 }
 
 extension Identifier {

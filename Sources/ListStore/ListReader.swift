@@ -3,18 +3,18 @@ import JSON
 import Storage
 
 /// Reads lists on a reader thread; each public read runs in one read transaction.
-final class ListReader {
+package final class ListReader {
     let db: Database
     let configuration: StoreConfiguration
 
-    init(db: Database, configuration: StoreConfiguration) {
+    package init(db: Database, configuration: StoreConfiguration) {
         self.db = db
         self.configuration = configuration
     }
 
     /// Runs `body` inside one read transaction, so every statement sees one state.
     func inTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try db.execute("BEGIN DEFERRED")
+        try db.beginRead()
         do {
             let value = try body()
             try db.execute("COMMIT")
@@ -25,13 +25,13 @@ final class ListReader {
         }
     }
 
-    struct Meta {
-        var head: ListHead
+    package struct Meta {
+        package var head: ListHead
         var name: String
         var floor: Int64
     }
 
-    func meta(_ list: Identifier) throws(StoreError) -> Meta {
+    package func meta(_ list: Identifier) throws(StoreError) -> Meta {
         guard
             let meta = try db.first(
                 "SELECT epoch, version, name, history_floor FROM lists WHERE id = ?", list.sql,
@@ -43,7 +43,7 @@ final class ListReader {
         return meta
     }
 
-    func lists(limit: Int, after: Identifier?) throws(StoreError) -> [ListSummary] {
+    package func lists(limit: Int, after: Identifier?) throws(StoreError) -> [ListSummary] {
         try db.rows(
             """
             SELECT id, epoch, version, name,
@@ -104,7 +104,7 @@ final class ListReader {
             items: Dictionary(items, uniquingKeysWith: { first, _ in first }))
     }
 
-    func snapshot(_ list: Identifier) throws(StoreError) -> ListSnapshot {
+    package func snapshot(_ list: Identifier) throws(StoreError) -> ListSnapshot {
         try inTransaction { () throws(StoreError) in
             let meta = try meta(list)
             return try currentState(list, name: meta.name).snapshot(of: meta.head)
@@ -127,7 +127,7 @@ final class ListReader {
     /// replaced by its before-image from the earliest version after V.
     /// - Complexity: O(rows + h·k) for h history rows newer than the oldest
     ///   requested version and k requested versions.
-    func snapshots(_ list: Identifier, at versions: Set<Int64>) throws(StoreError) -> VersionedSnapshots {
+    package func snapshots(_ list: Identifier, at versions: Set<Int64>) throws(StoreError) -> VersionedSnapshots {
         try inTransaction { () throws(StoreError) in
             let meta = try meta(list)
             let current = try currentState(list, name: meta.name)
@@ -192,7 +192,7 @@ final class ListReader {
     /// starts after that item's current place, or after the recorded keys when
     /// the item is gone, so it stays valid across other writes.
     /// - Complexity: O(items scanned) per page.
-    func items(_ list: Identifier, query: ItemQuery) throws(StoreError) -> ItemPage {
+    package func items(_ list: Identifier, query: ItemQuery) throws(StoreError) -> ItemPage {
         guard (1...configuration.maxPageSize).contains(query.limit) else {
             throw StoreError(
                 .limitExceeded, "limit \(query.limit) is out of range 1...\(configuration.maxPageSize)")

@@ -7,13 +7,13 @@ import Storage
 /// Every change records the touched entity's before-image in `history` at the
 /// write's new version (first touch wins), which is what lets a reader rebuild
 /// the snapshot at any retained version.
-final class ListWriter {
+package final class ListWriter {
     let db: Database
-    let configuration: StoreConfiguration
+    package let configuration: StoreConfiguration
 
     let keys: PositionKeys
 
-    init(db: Database, configuration: StoreConfiguration) {
+    package init(db: Database, configuration: StoreConfiguration) {
         self.db = db
         self.configuration = configuration
         self.keys = PositionKeys(gap: configuration.positionGap)
@@ -38,7 +38,7 @@ final class ListWriter {
 
     // MARK: Whole-list writes
 
-    func createList(id: Identifier?, name: String, sections: [NewSection], now: Int64) throws(StoreError)
+    package func createList(id: Identifier?, name: String, sections: [NewSection], now: Int64) throws(StoreError)
         -> (ListSnapshot, [Commit])
     {
         try checkName(name)
@@ -69,13 +69,13 @@ final class ListWriter {
         return (snapshot, [Commit(list: listID, epoch: epoch, version: 1, deleted: false)])
     }
 
-    func deleteList(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> [Commit] {
+    package func deleteList(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> [Commit] {
         let target = try load(list, expectedVersion: expectedVersion)
         try db.run("DELETE FROM lists WHERE id = ?", list.sql)
         return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
     }
 
-    func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?, now: Int64) throws(StoreError)
+    package func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?, now: Int64) throws(StoreError)
         -> (WriteResult, [Commit])
     {
         guard ops.count <= configuration.maxOpsPerWrite else {
@@ -97,7 +97,7 @@ final class ListWriter {
         return try finish(target, now: now)
     }
 
-    func replace(
+    package func replace(
         _ list: Identifier, name: String?, sections newSections: [NewSection], expectedVersion: Int64?, now: Int64
     ) throws(StoreError) -> (WriteResult, [Commit]) {
         if let name { try checkName(name) }
@@ -398,8 +398,8 @@ final class ListWriter {
         target.changed = true
         try db.run(
             """
-            INSERT OR IGNORE INTO history (list_id, version, kind, entity_id, existed, section_id, position, model)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO history (list_id, version, kind, entity_id, existed, section_id, position, model)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
             """,
             target.id.sql, target.newVersion.sql, kind.rawValue.sql, entity.sql, .integer(existed ? 1 : 0),
             section.map { .text($0.rawValue) } ?? .null, position.map { .integer($0) } ?? .null,
@@ -463,7 +463,7 @@ final class ListWriter {
     /// One bounded step of pruning for lists nobody writes to: applies the age
     /// limit to lists with old versions and catches up deferred deletions.
     /// - Returns: whether more work may remain.
-    func pruneIdleStep(now: Int64) throws(StoreError) -> Bool {
+    package func pruneIdleStep(now: Int64) throws(StoreError) -> Bool {
         let cutoff = now - ageMilliseconds
         var lists = try db.rows(
             "SELECT DISTINCT list_id FROM versions WHERE committed_at < ? LIMIT 16", [cutoff.sql]

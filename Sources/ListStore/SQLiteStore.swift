@@ -1,5 +1,6 @@
 import Foundation
 import Storage
+import SchemaMigration
 import Synchronization
 
 /// The embedded ``Store``: one SQLite file, one writer thread doing group
@@ -228,6 +229,16 @@ public final class SQLiteStore: Store {
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let thread = Thread {
             defer { exited() }
+            // One process per file: a second one would serve what it cached and
+            // never hear the first one's commits. Held until this thread ends.
+            let lock: FileLock?
+            do throws(StoreError) {
+                lock = try SQLiteStore.lockDatabase(path)
+            } catch {
+                ready(.failure(error))
+                return
+            }
+            defer { lock?.release() }
             let connection: Connection
             do {
                 connection = try Connection(path: path, options: options)
@@ -248,6 +259,25 @@ public final class SQLiteStore: Store {
         }
         thread.name = "listd-store-writer"
         thread.start()
+    }
+
+    /// Takes the exclusive lock on `path`'s lock file (`<path>-lock`); `nil`
+    /// for an in-memory database, which no other process can open.
+    static func lockDatabase(_ path: String) throws(StoreError) -> FileLock? {
+        guard !path.isEmpty, path != ":memory:" else { return nil }
+        do {
+            return try FileLock(path: path + "-lock")
+        } catch {
+            guard error.errno == nil else {
+                throw StoreError(.storageFailure, "cannot lock the database \(path): \(error)")
+            }
+            let holder = error.holder.map { "process \($0)" } ?? "another process"
+            throw StoreError(
+                .storageFailure,
+                "the database \(path) is in use by \(holder) (it holds \(error.path)): "
+                    + "one listd process per SQLite file; stop the other one, or run several instances "
+                    + "on one PostgreSQL database with --store postgres://…")
+        }
     }
 
     private func startReader(_ index: Int) {

@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// The mutex guards the jobs and the closed flag; the semaphore counts
 /// wake-ups, so a waiting thread sleeps without spinning.
-final class WorkQueue<Job: Sendable>: Sendable {
+package final class WorkQueue<Job: Sendable>: Sendable {
     private struct State {
         var jobs: [Job] = []
         var closed = false
@@ -14,8 +14,10 @@ final class WorkQueue<Job: Sendable>: Sendable {
     private let state = Mutex(State())
     private let wakeUps = DispatchSemaphore(value: 0)
 
+    package init() {}
+
     /// Appends a job, or returns `false` when the queue is closed.
-    func enqueue(_ job: Job) -> Bool {
+    package func enqueue(_ job: Job) -> Bool {
         let accepted = state.withLock { state in
             guard !state.closed else { return false }
             state.jobs.append(job)
@@ -28,7 +30,7 @@ final class WorkQueue<Job: Sendable>: Sendable {
     /// Takes up to `max` jobs, waiting up to `timeout` for the first.
     /// - Returns: the jobs (empty after a timeout), or `nil` once the queue is
     ///   closed and drained.
-    func take(max: Int, timeout: DispatchTime) -> [Job]? {
+    package func take(max: Int, timeout: DispatchTime) -> [Job]? {
         while true {
             let taken: [Job]? = state.withLock { state in
                 if state.jobs.isEmpty { return state.closed ? nil : [] }
@@ -44,7 +46,7 @@ final class WorkQueue<Job: Sendable>: Sendable {
     }
 
     /// Refuses new jobs and wakes every waiting thread so it can drain and stop.
-    func close(wakingThreads threads: Int) {
+    package func close(wakingThreads threads: Int) {
         state.withLock { $0.closed = true }
         for _ in 0..<threads { wakeUps.signal() }
     }

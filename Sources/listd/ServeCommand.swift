@@ -6,6 +6,9 @@ import ListAPI
 import ListStore
 import Logging
 import Server
+import SchemaMigration
+import Postgres
+import PostgresStore
 import Storage
 import Synchronization
 
@@ -13,7 +16,7 @@ import Synchronization
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve lists over HTTP from a SQLite file.",
+        abstract: "Serve lists over HTTP from a SQLite file or a PostgreSQL database.",
         discussion: """
             Every flag can also be set with the environment variable named in its \
             help; the flag wins. Pending migrations are applied on start unless \
@@ -47,31 +50,32 @@ struct ServeCommand: AsyncParsableCommand {
         let metrics = ServiceMetrics(factory: backend, exposition: backend.exposition)
         var storeConfiguration = settings.store
         storeConfiguration.onGroupCommit = { writes in metrics.groupCommit(writes: writes) }
-        let store: SQLiteStore
+        let opened: OpenedStore
         do {
             if settings.migrate == false {
-                try Self.refuseIfPending(settings.migrations, database: settings.database)
+                try Self.refuseIfPending(settings.migrations, location: settings.location)
             }
-            store = try await SQLiteStore(path: settings.database, configuration: storeConfiguration)
+            opened = try await OpenedStore.open(settings.location, configuration: storeConfiguration, logger: logger)
         } catch let error as StoreError {
             Self.stop(server)
-            throw CommandFailure("cannot open the database \(settings.database): \(error.detail)")
+            throw CommandFailure("cannot open the database \(settings.location.displayName): \(error.detail)")
         } catch {
             Self.stop(server)
             throw error
         }
+        let store = opened.store
 
         let service = ListService(store: store, configuration: settings.service, metrics: metrics, logger: logger)
         server.onShutdown { service.shutdown() }
         metrics.gauge("listd_open_connections") { Double(server.stats.openConnections) }
-        metrics.counterFunction("listd_store_writes_total") { Double(store.counters.writes) }
-        metrics.counterFunction("listd_store_commits_total") { Double(store.counters.commits) }
+        metrics.counterFunction("listd_store_writes_total") { Double(opened.counters().writes) }
+        metrics.counterFunction("listd_store_commits_total") { Double(opened.counters().commits) }
         handler.ready(service)
         logger.info(
             "listd \(VersionCommand.listdVersion) serving",
             metadata: [
                 "address": "http://\(Self.hostForURL(settings.server.host)):\(port)",
-                "database": "\(settings.database)",
+                "database": "\(settings.location.displayName)",
                 "synchronous": "\(settings.store.fullSync ? "full" : "normal")",
                 "history": "\(settings.store.historyVersions) versions, \(settings.historyAgeText)",
                 "event_loops": "\(settings.server.eventLoops)",
@@ -84,26 +88,39 @@ struct ServeCommand: AsyncParsableCommand {
                 continuation.resume()
             }
         }
-        await store.close()
+        await opened.close()
         logger.info("listd stopped")
     }
 
     /// With --no-migrate, a database that still needs migrations is refused
     /// rather than served with a schema the binary does not expect.
-    static func refuseIfPending(_ directory: URL, database: String) throws {
+    static func refuseIfPending(_ folder: URL, location: StoreLocation) throws {
+        let name = location.displayName
         do {
-            let connection = try Connection(path: database)
-            defer { connection.close() }
-            let pending = try Migrator(directory: directory).pending(connection)
+            let migrator = try Migrator(directory: location.migrations(in: folder))
+            let pending: [Migration]
+            switch location {
+            case .sqlite(let path):
+                let connection = try Storage.Connection(path: path)
+                defer { connection.close() }
+                pending = try migrator.pending(connection)
+            case .postgres(let url):
+                let connection = try Postgres.Connection(url: url)
+                defer { connection.close() }
+                pending = try migrator.pending(connection)
+            }
             if !pending.isEmpty {
+                let flag = if case .sqlite = location { "--db \(name)" } else { "--store \(name)" }
                 throw CommandFailure(
-                    "\(database) needs migrations \(pending.map(\.identifier).joined(separator: ", ")); "
-                        + "run 'listd migrate --db \(database)' or start without --no-migrate")
+                    "\(name) needs migrations \(pending.map(\.identifier).joined(separator: ", ")); "
+                        + "run 'listd migrate \(flag)' or start without --no-migrate")
             }
         } catch let error as MigrationError {
-            throw CommandFailure("the database \(database) cannot be used: \(error)")
+            throw CommandFailure("the database \(name) cannot be used: \(error)")
         } catch let error as SQLiteError {
-            throw CommandFailure("cannot open the database \(database): \(error)")
+            throw CommandFailure("cannot open the database \(name): \(error)")
+        } catch let error as PostgresError {
+            throw CommandFailure("cannot open the database \(name): \(error)")
         }
     }
 
@@ -154,7 +171,7 @@ final class StartingHandler: HTTPHandler {
 
 /// `serve`'s flags and variables, resolved and checked.
 struct Settings {
-    var database: String
+    var location: StoreLocation
     var migrations: URL
     var migrate: Bool
     var store: StoreConfiguration
@@ -166,7 +183,7 @@ struct Settings {
         let host = try env.resolve(options.host, "LISTD_HOST", default: "127.0.0.1")
         let port = try env.resolve(options.port, "LISTD_PORT", default: 8080)
         guard (0...65_535).contains(port) else { throw ValidationError("the port must be from 0 to 65535, got \(port)") }
-        database = try env.resolve(options.db, "LISTD_DB", default: "listd.sqlite")
+        location = try StoreLocation.resolve(store: options.store, db: options.db, env)
         migrations = try options.storage.migrationsDirectory(env)
         migrate = try !env.resolveFlag(options.noMigrate, "LISTD_NO_MIGRATE")
 

@@ -14,6 +14,9 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "SQLite database file, created if missing (env: LISTD_DB; default: ./listd.sqlite).")
     var db: String?
 
+    @Option(help: "A PostgreSQL database URL, postgres://user@host:port/db, instead of --db: any number of instances may share it (env: LISTD_STORE).")
+    var store: String?
+
     @OptionGroup var storage: StorageOptions
 
     @Flag(help: "Do not apply pending migrations on start; refuse to start if any are pending (env: LISTD_NO_MIGRATE).")

@@ -1,5 +1,7 @@
 import Foundation
 import ListStore
+import ListdTestSupport
+import PostgresStore
 import Synchronization
 import Testing
 
@@ -16,11 +18,16 @@ import Testing
         throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "StoreCrashWriter next to \(executable.path)"])
     }
 
-    @Test func everyAcknowledgedWriteSurvivesSIGKILL() async throws {
+    /// SIGKILL a process writing through the store; reopen; every write it
+    /// acknowledged is there. (For PostgreSQL: the server outlives the killed
+    /// client, so this proves acknowledgement only follows a durable COMMIT.)
+    @Test(arguments: StoreKind.tested) func everyAcknowledgedWriteSurvivesSIGKILL(_ kind: StoreKind) async throws {
         let directory = try TemporaryDirectory()
+        let database: TestDatabase? = kind == .postgres ? try await TestPostgres.createDatabase() : nil
+        defer { database?.drop() }
         let process = Process()
         process.executableURL = try Self.writerURL()
-        process.arguments = [directory.databasePath, migrationsDirectory.path]
+        process.arguments = [database?.url ?? directory.databasePath, migrationsDirectory.path]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -45,14 +52,19 @@ import Testing
         let acknowledged = Set(lines.dropFirst())
         #expect(acknowledged.count > 100)
 
-        let store = try await SQLiteStore(
-            path: directory.databasePath,
-            configuration: StoreConfiguration(migrationsDirectory: migrationsDirectory))
+        let configuration = StoreConfiguration(migrationsDirectory: migrationsDirectory)
+        let store: any TestedStore
+        if let database {
+            store = try await PostgresStore(url: database.url, configuration: configuration)
+        } else {
+            let sqlite = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+            #expect(try await sqlite.integrityCheck().isEmpty)
+            store = sqlite
+        }
         let snapshot = try await store.snapshot(of: id("crash"))
         let present = Set(snapshot.sections[0].items.map(\.id.rawValue))
         #expect(acknowledged.isSubset(of: present), "lost: \(acknowledged.subtracting(present).sorted().prefix(10))")
         #expect(snapshot.version == Int64(present.count) + 1)
-        #expect(try await store.integrityCheck().isEmpty)
         await store.close()
     }
 }

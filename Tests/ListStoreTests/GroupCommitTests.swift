@@ -4,8 +4,9 @@ import Synchronization
 import Testing
 
 @Suite struct GroupCommitTests {
-    @Test func concurrentWritersFailAloneAndEveryAcknowledgedWriteIsVisible() async throws {
-        try await withStore(StoreConfiguration(fullSync: true)) { store in
+    @Test(arguments: StoreKind.tested)
+    func concurrentWritersFailAloneAndEveryAcknowledgedWriteIsVisible(_ kind: StoreKind) async throws {
+        try await withStore(kind, StoreConfiguration(fullSync: true)) { store in
             let lists = (0..<4).map { id("list\($0)") }
             for list in lists {
                 _ = try await store.createList(id: list, name: "", sections: [NewSection(id: id("s"))])

@@ -11,14 +11,14 @@ import ListdTestSupport
     static let seeds: [UInt64] = longTests ? Array(1...64) : Array(1...12)
     static let writesPerSeed = longTests ? 1_500 : 300
 
-    @Test(arguments: seeds)
-    func randomWritesMatchTheReferenceAtEveryVersion(seed: UInt64) async throws {
+    @Test(arguments: StoreKind.tested, seeds)
+    func randomWritesMatchTheReferenceAtEveryVersion(_ kind: StoreKind, seed: UInt64) async throws {
         var rng = SeededGenerator(seed: seed)
         let retained: Int64 = seed % 2 == 0 ? 40 : 10_000
         // A tiny position gap makes sections renumber often.
         let configuration = StoreConfiguration(
             fullSync: false, maxModelBytes: 48, historyVersions: retained, positionGap: 4)
-        try await withStore(configuration) { store in
+        try await withStore(kind, configuration) { store in
             let list = id("l")
             var reference = ReferenceList(name: "start", maxModelBytes: 48)
             _ = try await store.createList(id: list, name: "start", sections: [])
@@ -103,8 +103,8 @@ import ListdTestSupport
         }
     }
 
-    @Test func snapshotsSurviveRenumberingAtOneSpot() async throws {
-        try await withStore(StoreConfiguration(fullSync: false, positionGap: 1 << 32)) { store in
+    @Test(arguments: StoreKind.tested) func snapshotsSurviveRenumberingAtOneSpot(_ kind: StoreKind) async throws {
+        try await withStore(kind, StoreConfiguration(fullSync: false, positionGap: 1 << 32)) { store in
             let list = id("l")
             _ = try await store.createList(
                 id: list, name: "", sections: [NewSection(id: id("s"), items: [NewItem(id: id("first")), NewItem(id: id("last"))])])

@@ -6,7 +6,7 @@ import Testing
 
 @Suite struct OperationTests {
     /// groceries: fruit[apple,pear] veg[leek]
-    private func makeGroceries(_ store: SQLiteStore) async throws -> ListSnapshot {
+    private func makeGroceries(_ store: any Store) async throws -> ListSnapshot {
         try await store.createList(
             id: id("groceries"), name: "Groceries",
             sections: [
@@ -17,8 +17,8 @@ import Testing
             ])
     }
 
-    @Test func createReadAndListLists() async throws {
-        try await withStore { store in
+    @Test(arguments: StoreKind.tested) func createReadAndListLists(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let created = try await makeGroceries(store)
             #expect(created.version == 1)
             #expect(created.outline == "fruit[apple,pear] veg[leek]")
@@ -40,8 +40,8 @@ import Testing
         }
     }
 
-    @Test func everyOpChangesTheSnapshotAndBumpsTheVersion() async throws {
-        try await withStore { store in
+    @Test(arguments: StoreKind.tested) func everyOpChangesTheSnapshotAndBumpsTheVersion(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             _ = try await makeGroceries(store)
             let list = id("groceries")
             let steps: [(ListOperation, String)] = [
@@ -75,8 +75,8 @@ import Testing
         }
     }
 
-    @Test func noOpWritesDoNotBumpTheVersion() async throws {
-        try await withStore { store in
+    @Test(arguments: StoreKind.tested) func noOpWritesDoNotBumpTheVersion(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let created = try await makeGroceries(store)
             let list = id("groceries")
             let noOps: [ListOperation] = [
@@ -95,10 +95,10 @@ import Testing
         }
     }
 
-    @Test func everyErrorKindIsPreciseAndWritesNothing() async throws {
+    @Test(arguments: StoreKind.tested) func everyErrorKindIsPreciseAndWritesNothing(_ kind: StoreKind) async throws {
         var configuration = StoreConfiguration(fullSync: false, maxModelBytes: 16, maxNameBytes: 8, maxOpsPerWrite: 4)
         configuration.maxPageSize = 5
-        try await withStore(configuration) { store in
+        try await withStore(kind, configuration) { store in
             _ = try await store.createList(
                 id: id("l"), name: "L",
                 sections: [NewSection(id: id("fruit"), items: [NewItem(id: id("apple")), NewItem(id: id("pear"))])])
@@ -185,8 +185,8 @@ import Testing
         }
     }
 
-    @Test func replaceMatchesById() async throws {
-        try await withStore { store in
+    @Test(arguments: StoreKind.tested) func replaceMatchesById(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             _ = try await makeGroceries(store)
             let list = id("groceries")
             let result = try await store.replace(
@@ -206,8 +206,8 @@ import Testing
         }
     }
 
-    @Test func deleteListAndRecreateGetsANewEpoch() async throws {
-        try await withStore { store in
+    @Test(arguments: StoreKind.tested) func deleteListAndRecreateGetsANewEpoch(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let first = try await makeGroceries(store)
             let commits = CommitRecorder()
             let subscription = store.onCommit { commits.append($0) }
@@ -226,8 +226,8 @@ import Testing
         }
     }
 
-    @Test func itemsQueryFiltersAndPagesAcrossWrites() async throws {
-        try await withStore { store in
+    @Test(arguments: StoreKind.tested) func itemsQueryFiltersAndPagesAcrossWrites(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
             let list = id("l")
             let items = (0..<10).map { index in
                 NewItem(id: id("i\(index)"), model: model(#"{"done":\#(index % 2 == 0),"name":"Item \#(index)","tags":["t\#(index % 3)"]}"#))
@@ -254,6 +254,24 @@ import Testing
                 _ = try await store.items(of: list, query: ItemQuery(section: id("zzz")))
             }?.kind == .sectionNotFound)
         }
+    }
+
+    @Test func aSecondStoreOnTheSameFileIsRefusedUntilTheFirstCloses() async throws {
+        let directory = try TemporaryDirectory()
+        let configuration = StoreConfiguration(migrationsDirectory: migrationsDirectory, fullSync: false)
+        let first = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+        let refusal = await storeError { () async throws(StoreError) in
+            let second = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+            await second.close()
+        }
+        #expect(refusal?.kind == .storageFailure)
+        #expect(refusal?.detail.contains(directory.databasePath) == true)
+        #expect(refusal?.detail.contains("in use by process \(getpid())") == true)
+        _ = try await first.createList(id: id("still-served"), name: "", sections: [])
+        await first.close()
+        let reopened = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+        #expect(try await reopened.head(of: id("still-served")).version == 1)
+        await reopened.close()
     }
 
     @Test func storeOpensWithTheRealMigrationsTwice() async throws {

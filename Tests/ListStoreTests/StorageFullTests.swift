@@ -9,7 +9,7 @@ import Testing
     @Test func aFullDatabaseRefusesWritesKeepsWhatWasAcknowledgedAndRecovers() async throws {
         var configuration = StoreConfiguration(fullSync: false)
         configuration.maxDatabasePages = 60
-        try await withStore(configuration) { store in
+        try await withStore(.sqlite, configuration) { store in
             _ = try await store.createList(id: id("big"), name: "", sections: [])
             _ = try await store.createList(id: id("groceries"), name: "", sections: [])
             let padding = String(repeating: "x", count: 8000)

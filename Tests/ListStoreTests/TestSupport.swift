@@ -1,6 +1,9 @@
 import Foundation
 import JSON
 import ListStore
+import ListdTestSupport
+import PostgresStore
+import Testing
 
 /// A temporary folder removed when the test ends.
 struct TemporaryDirectory: ~Copyable {
@@ -22,16 +25,48 @@ let migrationsDirectory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Migrations", isDirectory: true)
 
-/// Opens a store on a fresh temporary database, runs `body`, closes the store
-/// and removes the files.
+/// The stores the conformance tests run against: SQLite always, PostgreSQL
+/// when a test server is configured (see ``TestPostgres``; under CI=true it
+/// must be, and a missing one fails the PostgreSQL cases).
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite, postgres
+
+    static var tested: [StoreKind] { TestPostgres.enabled ? [.sqlite, .postgres] : [.sqlite] }
+
+    var testDescription: String { rawValue }
+}
+
+/// What the tests need of either store beyond ``Store``.
+protocol TestedStore: Store {
+    var counters: (writes: Int, commits: Int) { get }
+    func close() async
+}
+
+extension SQLiteStore: TestedStore {}
+extension PostgresStore: TestedStore {}
+
+/// Opens a store of `kind` on a fresh temporary database (a SQLite file, or a
+/// new PostgreSQL database), runs `body`, closes the store and removes the
+/// database.
 func withStore<T>(
+    _ kind: StoreKind = .sqlite,
     _ configuration: StoreConfiguration = StoreConfiguration(fullSync: false),
-    _ body: (SQLiteStore) async throws -> T
+    _ body: (any TestedStore) async throws -> T
 ) async throws -> T {
-    let directory = try TemporaryDirectory()
     var configuration = configuration
     configuration.migrationsDirectory = migrationsDirectory
-    let store = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+    let directory = try TemporaryDirectory()
+    var database: TestDatabase?
+    let store: any TestedStore
+    switch kind {
+    case .sqlite:
+        store = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+    case .postgres:
+        let created = try await TestPostgres.createDatabase()
+        database = created
+        store = try await PostgresStore(url: created.url, configuration: configuration)
+    }
+    defer { database?.drop() }
     do {
         let result = try await body(store)
         await store.close()

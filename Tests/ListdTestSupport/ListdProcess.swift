@@ -27,9 +27,10 @@ public final class ListdProcess: Sendable {
 
     /// Starts `listd serve` with `arguments` on `port` (0: a free one), in a new
     /// temporary folder, or on `previous`'s folder and database for a restart.
+    /// With `store`, it serves that PostgreSQL URL (`--store`) instead of the SQLite file.
     public init(
         _ arguments: [String] = [], port: Int = 0, reusing previous: ListdProcess? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], store: String? = nil
     ) async throws {
         if let previous {
             directory = previous.directory
@@ -43,7 +44,8 @@ public final class ListdProcess: Sendable {
         process.executableURL = try ListdBinary.url
         process.arguments =
             [
-                "serve", "--host", "127.0.0.1", "--port", String(port), "--db", database.path,
+                "serve", "--host", "127.0.0.1", "--port", String(port),
+            ] + (store.map { ["--store", $0] } ?? ["--db", database.path]) + [
                 "--migrations", Self.migrations.path,
             ] + arguments
         var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }

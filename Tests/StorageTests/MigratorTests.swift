@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+import SchemaMigration
+
 @testable import Storage
 
 @Suite struct MigratorTests {
@@ -285,7 +287,7 @@ import Testing
                 } catch let error as MigrationError {
                     outcome = .failure(error)
                 } catch {
-                    outcome = .failure(.database(SQLiteError(extendedCode: SQLITE_ERROR, message: "\(error)")))
+                    outcome = .failure(.database(DatabaseFailure(code: nil, message: "\(error)")))
                 }
                 outcomes.withLock { $0.append(outcome) }
             }

@@ -2,9 +2,10 @@
 // and prints each acknowledged write, so the parent can SIGKILL it mid-stream
 // and check that every printed write survived.
 //
-// Usage: StoreCrashWriter <database path> <migrations folder>
+// Usage: StoreCrashWriter <database path, or postgres:// URL> <migrations folder>
 import Foundation
 import ListStore
+import PostgresStore
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
@@ -20,9 +21,13 @@ func acknowledge(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
-let store: SQLiteStore
+let store: any Store
 do {
-    store = try await SQLiteStore(path: arguments[1], configuration: configuration)
+    if arguments[1].hasPrefix("postgres://") || arguments[1].hasPrefix("postgresql://") {
+        store = try await PostgresStore(url: arguments[1], configuration: configuration)
+    } else {
+        store = try await SQLiteStore(path: arguments[1], configuration: configuration)
+    }
     _ = try await store.createList(id: list, name: "crash", sections: [NewSection(id: section)])
 } catch {
     FileHandle.standardError.write(Data("StoreCrashWriter: \(error)\n".utf8))

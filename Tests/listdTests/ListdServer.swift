@@ -15,8 +15,8 @@ final class ListdServer: Sendable {
     static var migrations: URL { ListdProcess.migrations }
 
     /// Starts listd with `arguments` after `serve`, in a fresh temporary folder.
-    init(_ arguments: [String] = [], environment: [String: String] = [:]) async throws {
-        listd = try await ListdProcess(arguments, environment: environment)
+    init(_ arguments: [String] = [], environment: [String: String] = [:], store: String? = nil) async throws {
+        listd = try await ListdProcess(arguments, environment: environment, store: store)
     }
 
     var process: Process { listd.process }

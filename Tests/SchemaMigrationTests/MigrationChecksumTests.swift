@@ -2,7 +2,7 @@ import Foundation
 import ListdTestSupport
 import Testing
 
-@testable import Storage
+@testable import SchemaMigration
 
 /// Migration checksums are SHA-256 hex digests; databases already record them,
 /// so the digest of a given file must never change.

@@ -68,6 +68,14 @@ public struct AppliedMigration: Sendable, Hashable {
     public var checksum: String
     /// When it was applied, as ISO 8601 UTC text (`2025-01-31T12:00:00.000Z`).
     public var appliedAt: String
+
+    /// A recorded row, as a target reads it back.
+    public init(id: Int, name: String, checksum: String, appliedAt: String) {
+        self.id = id
+        self.name = name
+        self.checksum = checksum
+        self.appliedAt = appliedAt
+    }
 }
 
 extension Migration {

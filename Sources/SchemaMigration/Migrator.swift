@@ -1,20 +1,21 @@
-import CSQLite
 import Foundation
 
 /// Applies numbered SQL migrations to a database, once each, in order.
 ///
-/// Each migration runs in its own `IMMEDIATE` transaction together with the
-/// row that records it in `schema_migrations` (id, name, checksum, time), so a
+/// Each migration runs in its own transaction together with the row that
+/// records it in `schema_migrations` (id, name, checksum, time), so a
 /// migration is either wholly applied and recorded or not at all. Before
-/// applying anything — and again inside each transaction, under the write
+/// applying anything — and again inside each transaction, under the migration
 /// lock, so two processes migrating at once cannot both apply one migration —
 /// the recorded rows are checked against the known migrations: the migrator
 /// refuses a database that has a migration it does not know, or whose
 /// recorded checksum differs from the file. Running it again is harmless.
 ///
-/// Migration SQL must not contain `BEGIN`, `COMMIT` or `ROLLBACK` (the
-/// migrator owns the transaction) and cannot change `PRAGMA foreign_keys`
-/// (a no-op inside a transaction).
+/// The rules live here; each database (SQLite, PostgreSQL) is a
+/// ``MigrationTarget`` that only stores and runs. Migration SQL must not
+/// contain `BEGIN`, `COMMIT` or `ROLLBACK` (the migrator owns the
+/// transaction); on SQLite it cannot change `PRAGMA foreign_keys` (a no-op
+/// inside a transaction).
 public struct Migrator: Sendable {
     /// The known migrations, sorted by id.
     public let migrations: [Migration]
@@ -75,65 +76,49 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// The migrations recorded in `connection`'s database, by id; empty when
-    /// it was never migrated. Reads only, so a read-only connection works.
-    public func applied(_ connection: Connection) throws(MigrationError) -> [AppliedMigration] {
+    /// The migrations recorded in `database`, by id; empty when it was never
+    /// migrated. Reads only, so a read-only connection works.
+    public func applied(_ database: some MigrationTarget) throws(MigrationError) -> [AppliedMigration] {
         do {
-            let exists = try connection.scalar(
-                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?", Migrator.tableName)
-            guard exists == .integer(1) else { return [] }
-            return try connection.query(
-                "SELECT id, name, checksum, applied_at FROM \(Migrator.tableName) ORDER BY id"
-            ) { row in
-                AppliedMigration(id: row.int(0), name: row.text(1), checksum: row.text(2), appliedAt: row.text(3))
-            }
-        } catch let error as SQLiteError {
-            throw .database(error)
+            return try database.appliedMigrations()
         } catch {
-            throw .database(SQLiteError(extendedCode: SQLITE_ERROR, message: "\(error)"))
+            throw .database(error)
         }
     }
 
-    /// The migrations not yet applied to `connection`'s database, in order.
+    /// The migrations not yet applied to `database`, in order.
     ///
     /// - Throws: the same refusals as `migrate` (unknown migration, checksum
     ///   or name mismatch, invalid ids), without changing anything.
-    public func pending(_ connection: Connection) throws(MigrationError) -> [Migration] {
+    public func pending(_ database: some MigrationTarget) throws(MigrationError) -> [Migration] {
         try Migrator.validate(migrations)
-        let recorded = try applied(connection)
+        let recorded = try applied(database)
         try verify(recorded)
         let done = Set(recorded.map(\.id))
         return migrations.filter { !done.contains($0.id) }
     }
 
-    /// Applies every pending migration in order, each in its own `IMMEDIATE`
-    /// transaction, and returns those it applied (empty when up to date).
+    /// Applies every pending migration in order, each in its own transaction
+    /// holding the migration lock, and returns those it applied (empty when up
+    /// to date).
     ///
     /// - Throws: `.unknownMigration`, `.checksumMismatch` or `.nameMismatch`
     ///   before applying anything; `.failed` when a migration's SQL fails
     ///   (that migration is rolled back; earlier ones stay applied).
     @discardableResult
-    public func migrate(_ connection: Connection) throws(MigrationError) -> [Migration] {
+    public func migrate(_ database: some MigrationTarget) throws(MigrationError) -> [Migration] {
         try Migrator.validate(migrations)
         // Refuse before creating anything, so a database from a newer binary
         // is left exactly as it was.
-        try verify(try applied(connection))
+        try verify(try applied(database))
         do {
-            try connection.execute(
-                """
-                CREATE TABLE IF NOT EXISTS \(Migrator.tableName) (
-                    id INTEGER PRIMARY KEY,
-                    name TEXT NOT NULL,
-                    checksum TEXT NOT NULL,
-                    applied_at TEXT NOT NULL
-                ) STRICT
-                """)
+            try database.createMigrationsTable()
         } catch {
             throw .database(error)
         }
         var appliedNow: [Migration] = []
         for migration in migrations {
-            if try apply(migration, on: connection) {
+            if try apply(migration, on: database) {
                 appliedNow.append(migration)
             }
         }
@@ -141,55 +126,32 @@ public struct Migrator: Sendable {
     }
 
     /// Applies one migration unless it is already recorded; `true` when applied.
-    private func apply(_ migration: Migration, on connection: Connection) throws(MigrationError) -> Bool {
-        try database { () throws(SQLiteError) in try connection.execute("BEGIN IMMEDIATE") }
-        do throws(MigrationError) {
-            // Under the write lock now: another process may have migrated
+    private func apply(_ migration: Migration, on database: some MigrationTarget) throws(MigrationError) -> Bool {
+        try database.inMigrationTransaction { () throws(MigrationError) -> Bool in
+            // Under the migration lock now: another process may have migrated
             // since the check in `migrate`.
-            try verify(try applied(connection))
-            let recorded = try database { () throws(SQLiteError) in
-                try connection.scalar("SELECT count(*) FROM \(Migrator.tableName) WHERE id = ?", migration.id)
-            }
-            if recorded == .integer(1) {
-                try database { () throws(SQLiteError) in try connection.execute("COMMIT") }
-                return false
-            }
-            do {
-                try connection.execute(migration.sql)
+            let recorded = try applied(database)
+            try verify(recorded)
+            if recorded.contains(where: { $0.id == migration.id }) { return false }
+            do throws(DatabaseFailure) {
+                try database.runMigrationScript(migration.sql)
             } catch {
                 throw .failed(migration, error)
             }
-            guard connection.isInTransaction else {
+            guard database.isInMigrationTransaction else {
                 throw .failed(
                     migration,
-                    SQLiteError(
-                        extendedCode: SQLITE_ERROR,
+                    DatabaseFailure(
+                        code: nil,
                         message: "the migration ended the migrator's transaction itself; remove "
-                            + "BEGIN/COMMIT/END/ROLLBACK from it (it may be partly applied: check the schema)",
-                        sql: migration.sql))
+                            + "BEGIN/COMMIT/END/ROLLBACK from it (it may be partly applied: check the schema)"))
             }
-            try database { () throws(SQLiteError) in
-                try connection.run(
-                    "INSERT INTO \(Migrator.tableName) (id, name, checksum, applied_at) "
-                        + "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                    migration.id, migration.name, migration.checksum)
-                try connection.execute("COMMIT")
+            do throws(DatabaseFailure) {
+                try database.recordMigration(migration)
+            } catch {
+                throw .database(error)
             }
             return true
-        } catch {
-            if connection.isInTransaction {
-                try? connection.execute("ROLLBACK")
-            }
-            throw error
-        }
-    }
-
-    /// Runs SQLite work, reporting its failure as `.database`.
-    private func database<T>(_ body: () throws(SQLiteError) -> T) throws(MigrationError) -> T {
-        do {
-            return try body()
-        } catch {
-            throw .database(error)
         }
     }
 

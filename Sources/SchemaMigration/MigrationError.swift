@@ -19,9 +19,9 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The folder or a file in it could not be read, or is not UTF-8.
     case unreadable(path: String, reason: String)
     /// A migration's SQL failed; its transaction was rolled back.
-    case failed(Migration, SQLiteError)
+    case failed(Migration, DatabaseFailure)
     /// Reading or writing `schema_migrations` failed.
-    case database(SQLiteError)
+    case database(DatabaseFailure)
 
     /// A sentence an operator can act on.
     public var description: String {

@@ -1,0 +1,331 @@
+import CLibPQ
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One PostgreSQL session through libpq, used by one thread at a time.
+///
+/// Statements take parameters (`$1`, `$2`…) as ``PostgresValue``s, never
+/// spliced into the SQL; ``query(_:_:)`` prepares each distinct statement once
+/// per connection and reuses it. Answers come back as a ``Rows`` of typed
+/// rows; failures as ``PostgresError`` with the server's SQLSTATE. LISTEN
+/// notifications are read with ``notifications(waitingUpTo:)``, which waits on
+/// the connection's socket.
+public final class Connection {
+    /// libpq's handle; nil once closed.
+    private var handle: OpaquePointer?
+    /// Statements prepared on this session, by SQL text.
+    private var prepared: [String: String] = [:]
+
+    /// Connects with a libpq connection string: a `postgres://user:pass@host:port/db?…`
+    /// URL or `key=value` pairs. `settings` add or override libpq parameters
+    /// (`keepalives_idle`, `tcp_user_timeout`, `application_name`…).
+    ///
+    /// - Throws: `.connection` with libpq's reason (the password never appears in it).
+    public init(url: String, settings: [String: String] = [:]) throws(PostgresError) {
+        // The URL is expanded as "dbname"; later keywords override what it sets.
+        let pairs = [("dbname", url)] + settings.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let handle = Self.withCStrings(pairs.map(\.0)) { keywords in
+            Self.withCStrings(pairs.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
+        }
+        guard let handle else {
+            throw PostgresError(.connection, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = PostgresError.connectionMessage(handle)
+            PQfinish(handle)
+            throw PostgresError(.connection, message: "cannot connect to \(Self.redacted(url)): \(message)")
+        }
+        // Server notices (e.g. "already exists, skipping") are not errors; keep them off stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        self.handle = handle
+        if PQsetClientEncoding(handle, "UTF8") != 0 {
+            let message = PostgresError.connectionMessage(handle)
+            close()
+            throw PostgresError(.connection, message: "cannot use UTF8 as the client encoding: \(message)")
+        }
+    }
+
+    /// Calls `body` with a NULL-terminated array of C strings.
+    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+        let copies = strings.map { strdup($0) }
+        defer { for copy in copies { free(copy) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+        return pointers.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { preconditionFailure("an array of at least one element") }
+            return body(base)
+        }
+    }
+
+    deinit { close() }
+
+    /// Ends the session. Calls made afterwards fail with `.connection`.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        prepared = [:]
+    }
+
+    /// Whether the session is open and usable (libpq's status is OK).
+    public var isOpen: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// The server process serving this session (`pg_backend_pid()`).
+    public var backendPID: Int32 {
+        guard let handle else { return 0 }
+        return PQbackendPID(handle)
+    }
+
+    /// The socket descriptor, for waiting on notifications; -1 when closed.
+    public var socket: Int32 {
+        guard let handle else { return -1 }
+        return PQsocket(handle)
+    }
+
+    /// Where the session is in a transaction.
+    public enum TransactionState: Sendable, Hashable {
+        case idle, inTransaction, failed, busy, unknown
+    }
+
+    /// Where the session is in a transaction.
+    public var transactionState: TransactionState {
+        guard let handle else { return .unknown }
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: return .idle
+        case PQTRANS_INTRANS: return .inTransaction
+        case PQTRANS_INERROR: return .failed
+        case PQTRANS_ACTIVE: return .busy
+        default: return .unknown
+        }
+    }
+
+    // MARK: Statements
+
+    /// Runs one or more statements with no parameters (the simple protocol), such
+    /// as a migration script. Returns the last statement's result.
+    @discardableResult
+    public func execute(_ sql: String) throws(PostgresError) -> Rows {
+        let handle = try open()
+        return try check(PQexec(handle, sql), sql: sql)
+    }
+
+    /// Runs one statement with parameters, preparing it on first use on this
+    /// connection and reusing the prepared statement afterwards.
+    @discardableResult
+    public func query(_ sql: String, _ parameters: PostgresValue...) throws(PostgresError) -> Rows {
+        try query(sql, parameters)
+    }
+
+    /// Runs one statement with parameters (prepared once per connection).
+    @discardableResult
+    public func query(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Rows {
+        let handle = try open()
+        let name = try prepare(sql)
+        let result = withParameters(parameters) { count, values, lengths, formats in
+            PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+        }
+        return try check(result, sql: sql)
+    }
+
+    /// Runs one statement with parameters without preparing it (one round trip,
+    /// parameter types declared from the values); for statements run once.
+    @discardableResult
+    public func queryOnce(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Rows {
+        let handle = try open()
+        let types = parameters.map(\.typeOID)
+        let result = types.withUnsafeBufferPointer { types in
+            withParameters(parameters) { count, values, lengths, formats in
+                PQexecParams(handle, sql, count, types.baseAddress, values, lengths, formats, 0)
+            }
+        }
+        return try check(result, sql: sql)
+    }
+
+    /// Prepares `sql` under a generated name (once per connection) and returns the name.
+    @discardableResult
+    public func prepare(_ sql: String) throws(PostgresError) -> String {
+        if let name = prepared[sql] { return name }
+        let handle = try open()
+        let name = "listd_\(prepared.count + 1)"
+        _ = try check(PQprepare(handle, name, sql, 0, nil), sql: sql)
+        prepared[sql] = name
+        return name
+    }
+
+    /// How many statements this connection has prepared.
+    public var preparedCount: Int { prepared.count }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a transaction: `BEGIN` (with `mode`, e.g. `ISOLATION LEVEL
+    /// SERIALIZABLE`), then `COMMIT` if it returns, `ROLLBACK` if it throws.
+    @discardableResult
+    public func transaction<T>(_ mode: String = "", _ body: () throws(PostgresError) -> T) throws(PostgresError) -> T {
+        try execute(mode.isEmpty ? "BEGIN" : "BEGIN \(mode)")
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+        try execute("COMMIT")
+        return value
+    }
+
+    /// `ROLLBACK` when in a transaction, ignoring failure (the session may be gone).
+    public func rollbackQuietly() {
+        guard handle != nil, transactionState == .inTransaction || transactionState == .failed else { return }
+        _ = try? execute("ROLLBACK")
+    }
+
+    // MARK: LISTEN / NOTIFY
+
+    /// A notification heard on a channel this session listens to.
+    public struct Notification: Sendable, Hashable {
+        public var channel: String
+        public var payload: String
+        /// The server process of the session that sent it.
+        public var senderPID: Int32
+    }
+
+    /// Starts listening on `channel`.
+    public func listen(_ channel: String) throws(PostgresError) {
+        try execute("LISTEN \(Self.quoteIdentifier(channel))")
+    }
+
+    /// Sends `payload` on `channel` (delivered when the current transaction commits).
+    public func notify(_ channel: String, payload: String) throws(PostgresError) {
+        try query("SELECT pg_notify($1, $2)", .text(channel), .text(payload))
+    }
+
+    /// The notifications that have arrived, waiting up to `timeout` for the first
+    /// one when none is buffered. Empty after a timeout.
+    ///
+    /// - Throws: `.connection` when the session is lost (the caller reconnects).
+    public func notifications(waitingUpTo timeout: Duration) throws(PostgresError) -> [Notification] {
+        var heard = try drainNotifications()
+        guard heard.isEmpty else { return heard }
+        let handle = try open()
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let ready = poll(&descriptor, 1, max(0, milliseconds))
+        if ready < 0, errno != EINTR {
+            throw PostgresError(.connection, message: "poll on the connection's socket failed: errno \(errno)")
+        }
+        if ready > 0 {
+            guard PQconsumeInput(handle) == 1 else {
+                throw PostgresError(.connection, message: PostgresError.connectionMessage(handle))
+            }
+            heard = try drainNotifications()
+        }
+        return heard
+    }
+
+    private func drainNotifications() throws(PostgresError) -> [Notification] {
+        let handle = try open()
+        var heard: [Notification] = []
+        while let notify = PQnotifies(handle) {
+            let note = notify.pointee
+            heard.append(
+                Notification(
+                    channel: String(cString: note.relname), payload: note.extra.map { String(cString: $0) } ?? "",
+                    senderPID: note.be_pid))
+            PQfreemem(notify)
+        }
+        if heard.isEmpty, PQstatus(handle) != CONNECTION_OK {
+            throw PostgresError(.connection, message: PostgresError.connectionMessage(handle))
+        }
+        return heard
+    }
+
+    // MARK: Helpers
+
+    /// `"name"`, with embedded quotes doubled: a safe SQL identifier.
+    public static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingAll("\"", with: "\"\"") + "\""
+    }
+
+    /// `url` with its password replaced by `***`, for logs and messages.
+    public static func redacted(_ url: String) -> String {
+        // postgres://user:password@host… ; key=value strings: password=…
+        if let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") {
+            let credentials = url[scheme.upperBound..<at]
+            if let colon = credentials.firstIndex(of: ":") {
+                return String(url[..<colon]) + ":***" + String(url[at...])
+            }
+        }
+        return url.split(separator: " ", omittingEmptySubsequences: false).map { part in
+            part.lowercased().hasPrefix("password=") ? "password=***" : String(part)
+        }.joined(separator: " ")
+    }
+
+    private func open() throws(PostgresError) -> OpaquePointer {
+        guard let handle else { throw PostgresError(.connection, message: "the connection is closed") }
+        return handle
+    }
+
+    /// Turns libpq's result into a ``Rows`` or the error it carries.
+    private func check(_ result: OpaquePointer?, sql: String) throws(PostgresError) -> Rows {
+        guard let result else {
+            throw PostgresError(.connection, message: PostgresError.connectionMessage(handle), sql: sql)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return Rows(result, sql: sql)
+        default:
+            let error = PostgresError.from(result: result, connection: handle, sql: sql)
+            PQclear(result)
+            throw error
+        }
+    }
+
+    /// Lays parameters out the way libpq takes them and calls `body`.
+    private func withParameters(
+        _ parameters: [PostgresValue],
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) ->
+            OpaquePointer?
+    ) -> OpaquePointer? {
+        let encoded = parameters.map(\.wireBytes)
+        let lengths = encoded.map { Int32($0?.count ?? 0) }
+        let formats = parameters.map(\.format)
+        // Own the bytes for the call's duration, one buffer per parameter.
+        let buffers: [UnsafeMutableBufferPointer<UInt8>?] = encoded.map { bytes in
+            guard let bytes else { return nil }
+            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, bytes.count))
+            _ = buffer.initialize(from: bytes)
+            return buffer
+        }
+        defer { for buffer in buffers { buffer?.deallocate() } }
+        let pointers: [UnsafePointer<CChar>?] = buffers.map { buffer in
+            buffer.flatMap { UnsafeRawPointer($0.baseAddress)?.assumingMemoryBound(to: CChar.self) }
+        }
+        let result = pointers.withUnsafeBufferPointer { values in
+            lengths.withUnsafeBufferPointer { lengths in
+                formats.withUnsafeBufferPointer { formats in
+                    body(Int32(parameters.count), values.baseAddress, lengths.baseAddress, formats.baseAddress)
+                }
+            }
+        }
+        return result
+    }
+}
+
+@available(*, unavailable)
+extension Connection: Sendable {}
+
+extension String {
+    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        for character in self {
+            if character == target { out += replacement } else { out.append(character) }
+        }
+        return out
+    }
+}

@@ -1,0 +1,108 @@
+import ListStore
+import Postgres
+import Storage
+
+/// The list store's SQL on a PostgreSQL session: `?` placeholders become
+/// `$1, $2…` (translated once per statement and prepared once per session),
+/// values and rows convert between the store's ``SQLValue`` and PostgreSQL's,
+/// and errors become ``StoreError``s.
+final class PostgresSession: SQLSession {
+    let connection: Postgres.Connection
+    private var translated: [String: String] = [:]
+
+    init(_ connection: Postgres.Connection) {
+        self.connection = connection
+    }
+
+    func execute(_ sql: String) throws(StoreError) {
+        do { try connection.execute(sql) } catch { throw StoreError.postgres(error) }
+    }
+
+    /// REPEATABLE READ: every statement of the read sees the same snapshot, as
+    /// one SQLite read transaction does.
+    func beginRead() throws(StoreError) {
+        try execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    }
+
+    func rows(_ sql: String, _ values: [SQLValue]) throws(StoreError) -> [[SQLValue]] {
+        let statement = translate(sql)
+        do {
+            let rows = try connection.query(statement, values.map(\.postgres))
+            var result: [[SQLValue]] = []
+            result.reserveCapacity(rows.count)
+            for index in 0..<rows.count {
+                let row = rows[index]
+                var columns: [SQLValue] = []
+                columns.reserveCapacity(rows.columnCount)
+                for column in 0..<rows.columnCount { columns.append(try row.value(column).sqlValue) }
+                result.append(columns)
+            }
+            return result
+        } catch {
+            throw StoreError.postgres(error)
+        }
+    }
+
+    /// `sql` with each `?` outside quotes replaced by `$n`.
+    private func translate(_ sql: String) -> String {
+        if let done = translated[sql] { return done }
+        var out = ""
+        var number = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                out.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                out.append(character)
+            } else if character == "?" {
+                number += 1
+                out += "$\(number)"
+            } else {
+                out.append(character)
+            }
+        }
+        translated[sql] = out
+        return out
+    }
+}
+
+@available(*, unavailable)
+extension PostgresSession: Sendable {}
+
+extension SQLValue {
+    var postgres: PostgresValue {
+        switch self {
+        case .null: .null
+        case .integer(let value): .integer(value)
+        case .real(let value): .double(value)
+        case .text(let value): .text(value)
+        case .blob(let value): .bytes(value)
+        }
+    }
+}
+
+extension PostgresValue {
+    var sqlValue: SQLValue {
+        switch self {
+        case .null: .null
+        case .integer(let value): .integer(value)
+        case .double(let value): .real(value)
+        case .bool(let value): .integer(value ? 1 : 0)
+        case .text(let value): .text(value)
+        case .bytes(let value): .blob(value)
+        }
+    }
+}
+
+extension StoreError {
+    /// A PostgreSQL failure as the store reports it: a race on a new list's id
+    /// is the client's conflict; anything else is a storage failure.
+    static func postgres(_ error: PostgresError) -> StoreError {
+        if error.isUniqueViolation, error.constraint == "lists_pkey" {
+            return StoreError(.listAlreadyExists, "the list already exists (created concurrently)")
+        }
+        return StoreError(.storageFailure, "storage failure: \(error)")
+    }
+}

@@ -1,0 +1,487 @@
+import Foundation
+import ListStore
+import Logging
+import Postgres
+import SchemaMigration
+import Synchronization
+
+/// The shared ``Store``: any number of listd instances on one PostgreSQL
+/// database serve the same lists, versions and epochs.
+///
+/// Writes queue up as in ``SQLiteStore`` and a few writer sessions take them
+/// in batches: one transaction per batch that first locks the rows of every
+/// list the batch writes (`SELECT … FOR UPDATE`, in id order so two batches
+/// anywhere never deadlock), runs each write in its own savepoint (a failing
+/// write rolls back alone), records and `NOTIFY`s the commits
+/// (``CommitChannel``), commits once, and only then answers. The row lock
+/// serialises writers of one list across instances, so versions never fork
+/// and `If-Match` holds everywhere. Reads run on reader sessions in
+/// `REPEATABLE READ` transactions. A ``CommitListener`` hears the other
+/// instances' commits and feeds them to ``onCommit(_:)`` beside this
+/// instance's own.
+public final class PostgresStore: Store {
+    struct PendingWrite: Sendable {
+        /// The lists whose rows the write needs locked (none for a new list).
+        let lists: [Identifier]
+        let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
+        let fail: @Sendable (StoreError) -> Void
+    }
+
+    struct CompletedWrite: Sendable {
+        let commits: [Commit]
+        let succeed: @Sendable () -> Void
+    }
+
+    typealias ReadJob = @Sendable (ListReader?, StoreError?) -> Void
+
+    /// The database URL without its password.
+    public let displayName: String
+    public let configuration: StoreConfiguration
+    /// Writer sessions (each commits its own batches).
+    public let writers: Int
+
+    private let url: String
+    private let writes = WorkQueue<PendingWrite>()
+    private let reads = WorkQueue<ReadJob>()
+    private let feed = CommitFeed()
+    private let listener: CommitListener
+    private let writeCount = Atomic<Int>(0)
+    private let commitCount = Atomic<Int>(0)
+    private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
+    private let logger: Logger
+
+    /// Connects to `url`, applies the PostgreSQL migrations (the `postgres/`
+    /// folder of ``StoreConfiguration/migrationsDirectory``), starts the writer
+    /// and reader sessions and the listener.
+    public init(
+        url: String, configuration: StoreConfiguration = StoreConfiguration(), writers: Int = 2,
+        logger: Logger = Logger(label: "listd.store")
+    ) async throws(StoreError) {
+        self.url = url
+        self.displayName = Connection.redacted(url)
+        self.configuration = configuration
+        self.writers = max(1, writers)
+        self.logger = logger
+        let readers = max(1, configuration.readers)
+        self.threadsRunning = Mutex((count: self.writers + readers, waiters: []))
+        let feed = self.feed
+        self.listener = CommitListener(url: url, logger: logger) { commit in feed.publish([commit]) }
+
+        if let directory = configuration.migrationsDirectory {
+            try await Self.migrate(url: url, directory: directory.appendingPathComponent("postgres"))
+        }
+        var writerPIDs: [Int32] = []
+        for index in 0..<self.writers {
+            let started: Result<Int32, StoreError> = await withCheckedContinuation { continuation in
+                startWriter(index, ready: { continuation.resume(returning: $0) })
+            }
+            switch started {
+            case .success(let pid): writerPIDs.append(pid)
+            case .failure(let error):
+                await abandon(startedWriters: index)
+                throw error
+            }
+        }
+        for pid in writerPIDs { listener.ignoreSender(pid) }
+        for index in 0..<readers { startReader(index) }
+        do {
+            try await listener.start()
+        } catch {
+            await close()
+            throw StoreError(.storageFailure, "cannot listen on \(displayName): \(error)")
+        }
+    }
+
+    deinit {
+        writes.close(wakingThreads: writers)
+        reads.close(wakingThreads: max(1, configuration.readers))
+        listener.requestStop()
+    }
+
+    /// Finishes queued work, stops the listener and the threads, closes the sessions.
+    public func close() async {
+        writes.close(wakingThreads: writers)
+        reads.close(wakingThreads: max(1, configuration.readers))
+        await listener.stop()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = threadsRunning.withLock { state in
+                if state.count == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Writes and commits (transactions) made by this instance.
+    public var counters: (writes: Int, commits: Int) {
+        (writeCount.load(ordering: .relaxed), commitCount.load(ordering: .relaxed))
+    }
+
+    /// The listener, for operators and tests (its session's pid, reconnects).
+    public var commitListener: CommitListener { listener }
+
+    // MARK: Store
+
+    public func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError)
+        -> ListSnapshot
+    {
+        try await write(locking: []) { writer, now throws(StoreError) in
+            try writer.createList(id: id, name: name, sections: sections, now: now)
+        }
+    }
+
+    public func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary] {
+        guard (1...configuration.maxPageSize).contains(limit) else {
+            throw StoreError(.limitExceeded, "limit \(limit) is out of range 1...\(configuration.maxPageSize)")
+        }
+        return try await read { reader throws(StoreError) in try reader.lists(limit: limit, after: after) }
+    }
+
+    public func snapshot(of list: Identifier) async throws(StoreError) -> ListSnapshot {
+        try await read { reader throws(StoreError) in try reader.snapshot(list) }
+    }
+
+    public func head(of list: Identifier) async throws(StoreError) -> ListHead {
+        try await read { reader throws(StoreError) in try reader.meta(list).head }
+    }
+
+    public func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
+        -> WriteResult
+    {
+        try await write(locking: [list]) { writer, now throws(StoreError) in
+            try writer.apply(ops, to: list, expectedVersion: expectedVersion, now: now)
+        }
+    }
+
+    public func replace(_ list: Identifier, name: String?, sections: [NewSection], expectedVersion: Int64?)
+        async throws(StoreError) -> WriteResult
+    {
+        try await write(locking: [list]) { writer, now throws(StoreError) in
+            try writer.replace(list, name: name, sections: sections, expectedVersion: expectedVersion, now: now)
+        }
+    }
+
+    public func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError) {
+        try await write(locking: [list]) { writer, _ throws(StoreError) in
+            ((), try writer.deleteList(list, expectedVersion: expectedVersion))
+        }
+    }
+
+    public func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError)
+        -> VersionedSnapshots
+    {
+        try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
+    }
+
+    public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
+        try await read { reader throws(StoreError) in try reader.items(list, query: query) }
+    }
+
+    public func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
+        feed.subscribe(observer)
+    }
+
+    // MARK: Submitting work
+
+    private func write<T: Sendable>(
+        locking lists: [Identifier],
+        _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
+    ) async throws(StoreError) -> T {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            let pending = PendingWrite(
+                lists: lists,
+                run: { writer throws(StoreError) in
+                    let (value, commits) = try body(writer, Self.nowMilliseconds())
+                    return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
+                },
+                fail: { continuation.resume(returning: .failure($0)) })
+            if !writes.enqueue(pending) {
+                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+            }
+        }
+        return try result.get()
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
+        async throws(StoreError) -> T
+    {
+        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
+            let job: ReadJob = { reader, openError in
+                guard let reader else {
+                    continuation.resume(
+                        returning: .failure(openError ?? StoreError(.storageFailure, "no reader session")))
+                    return
+                }
+                do throws(StoreError) {
+                    continuation.resume(returning: .success(try body(reader)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            if !reads.enqueue(job) {
+                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+            }
+        }
+        return try result.get()
+    }
+
+    static func nowMilliseconds() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+
+    // MARK: Threads
+
+    private static func migrate(url: String, directory: URL) async throws(StoreError) {
+        let outcome: StoreError? = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                do {
+                    let connection = try Connection(url: url)
+                    defer { connection.close() }
+                    try Migrator(directory: directory).migrate(connection)
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(
+                        returning: StoreError(
+                            .storageFailure, "cannot open the database at \(Connection.redacted(url)): \(error)"))
+                }
+            }
+        }
+        if let outcome { throw outcome }
+    }
+
+    /// Stops the writers already started when writer `startedWriters` failed
+    /// to connect (that one exits by itself; later writers and the readers never started).
+    private func abandon(startedWriters: Int) async {
+        writes.close(wakingThreads: writers)
+        reads.close(wakingThreads: 0)
+        threadsRunning.withLock { $0.count -= (writers - startedWriters - 1) + max(1, configuration.readers) }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = threadsRunning.withLock { state in
+                if state.count <= 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func threadExited() {
+        let waiters = threadsRunning.withLock { state in
+            state.count -= 1
+            guard state.count <= 0 else { return [CheckedContinuation<Void, Never>]() }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func startWriter(_ index: Int, ready: @escaping @Sendable (Result<Int32, StoreError>) -> Void) {
+        let url = self.url
+        let displayName = self.displayName
+        let configuration = self.configuration
+        let writes = self.writes
+        let feed = self.feed
+        let logger = self.logger
+        let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
+        let listener = self.listener
+        let counted: @Sendable (Int) -> Void = { [weak self] writes in
+            self?.writeCount.add(writes, ordering: .relaxed)
+            self?.commitCount.add(1, ordering: .relaxed)
+        }
+        let thread = Thread {
+            defer { exited() }
+            let connection: Connection
+            do {
+                connection = try Connection(url: url)
+            } catch {
+                ready(.failure(StoreError(.storageFailure, "cannot connect to \(displayName): \(error)")))
+                return
+            }
+            ready(.success(connection.backendPID))
+            var loop = PostgresWriterLoop(
+                url: url, connection: connection, configuration: configuration, writes: writes, feed: feed,
+                counted: counted, reconnected: { listener.ignoreSender($0) }, logger: logger)
+            loop.run()
+        }
+        thread.name = "listd-pg-writer-\(index)"
+        thread.start()
+    }
+
+    private func startReader(_ index: Int) {
+        let url = self.url
+        let displayName = self.displayName
+        let configuration = self.configuration
+        let reads = self.reads
+        let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
+        let thread = Thread {
+            defer { exited() }
+            var connection: Connection?
+            var reader: ListReader?
+            while let jobs = reads.take(max: 1, timeout: .distantFuture) {
+                if connection?.isOpen != true {
+                    connection?.close()
+                    connection = nil
+                    reader = nil
+                }
+                var openError: StoreError?
+                if connection == nil {
+                    do {
+                        let opened = try Connection(url: url)
+                        connection = opened
+                        reader = ListReader(db: Database(session: PostgresSession(opened)), configuration: configuration)
+                    } catch {
+                        openError = StoreError(.storageFailure, "cannot open a reader on \(displayName): \(error)")
+                    }
+                }
+                for job in jobs { job(reader, openError) }
+            }
+            connection?.close()
+        }
+        thread.name = "listd-pg-reader-\(index)"
+        thread.start()
+    }
+}
+
+/// A writer session's loop: take queued writes, lock their lists, run each in
+/// a savepoint, record and notify the commits, commit once, then answer.
+struct PostgresWriterLoop {
+    let url: String
+    var connection: Connection
+    var writer: ListWriter
+    let configuration: StoreConfiguration
+    let writes: WorkQueue<PostgresStore.PendingWrite>
+    let feed: CommitFeed
+    let counted: @Sendable (Int) -> Void
+    /// Told the server process of a new session, so the listener skips its commits.
+    let reconnected: @Sendable (Int32) -> Void
+    let logger: Logger
+
+    init(
+        url: String, connection: Connection, configuration: StoreConfiguration,
+        writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, counted: @escaping @Sendable (Int) -> Void,
+        reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
+    ) {
+        self.url = url
+        self.connection = connection
+        self.writer = ListWriter(db: Database(session: PostgresSession(connection)), configuration: configuration)
+        self.configuration = configuration
+        self.writes = writes
+        self.feed = feed
+        self.counted = counted
+        self.reconnected = reconnected
+        self.logger = logger
+    }
+
+    mutating func run() {
+        var lastPrune = ContinuousClock.now
+        while let batch = writes.take(
+            max: max(1, configuration.maxWritesPerCommit), timeout: .now() + .seconds(1))
+        {
+            if !connection.isOpen { reconnect() }
+            guard !batch.isEmpty else {
+                if ContinuousClock.now - lastPrune >= .seconds(60) {
+                    lastPrune = .now
+                    pruneCommitRecords()
+                }
+                continue
+            }
+            commit(batch)
+        }
+        connection.close()
+    }
+
+    /// Deletes commit records older than an hour: a listener replays at most
+    /// the few seconds before it lost its session.
+    private func pruneCommitRecords() {
+        do throws(PostgresError) {
+            let now = try CommitChannel.serverNow(on: connection)
+            try CommitChannel.prune(before: now - 3_600_000, on: connection)
+        } catch {
+            logger.warning("cannot prune old commit records", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private mutating func reconnect() {
+        do {
+            let fresh = try Connection(url: url)
+            connection.close()
+            connection = fresh
+            writer = ListWriter(db: Database(session: PostgresSession(fresh)), configuration: configuration)
+            reconnected(fresh.backendPID)
+        } catch {
+            logger.warning("cannot reconnect a writer session", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func commit(_ batch: [PostgresStore.PendingWrite]) {
+        let lists = Set(batch.flatMap(\.lists)).map(\.rawValue).sorted()
+        do throws(PostgresError) {
+            try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            if !lists.isEmpty {
+                // One lock order everywhere: no two batches, on any instance, can deadlock.
+                try connection.query(
+                    "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+                    .text("{" + lists.joined(separator: ",") + "}"))
+            }
+        } catch {
+            connection.rollbackQuietly()
+            let failure = StoreError(.storageFailure, "the commit failed, nothing was written: \(error)")
+            for write in batch { write.fail(failure) }
+            return
+        }
+        var succeeded: [(PostgresStore.PendingWrite, PostgresStore.CompletedWrite)] = []
+        var failed: [(PostgresStore.PendingWrite, StoreError)] = []
+        var broken: PostgresError?
+        for write in batch {
+            do throws(PostgresError) {
+                try connection.execute("SAVEPOINT write")
+            } catch {
+                broken = error
+                break
+            }
+            do throws(StoreError) {
+                let completed = try write.run(writer)
+                do throws(PostgresError) { try connection.execute("RELEASE write") } catch {
+                    broken = error
+                    break
+                }
+                succeeded.append((write, completed))
+            } catch {
+                failed.append((write, error))
+                do throws(PostgresError) {
+                    try connection.execute("ROLLBACK TO write")
+                    try connection.execute("RELEASE write")
+                } catch let rollbackError {
+                    broken = rollbackError
+                    break
+                }
+            }
+        }
+        let commits = succeeded.flatMap(\.1.commits)
+        if broken == nil {
+            do throws(PostgresError) {
+                try CommitChannel.publish(commits, on: connection)
+                try connection.execute("COMMIT")
+            } catch {
+                broken = error
+            }
+        }
+        if let broken {
+            connection.rollbackQuietly()
+            let error = StoreError(.storageFailure, "the commit failed, nothing was written: \(broken)")
+            for write in batch { write.fail(error) }
+            return
+        }
+        counted(succeeded.count)
+        configuration.onGroupCommit?(succeeded.count)
+        // Publish before answering, as SQLiteStore does: a cache fed by the
+        // feed is never behind a client's own acknowledged write.
+        feed.publish(commits)
+        for (write, error) in failed { write.fail(error) }
+        for (_, completed) in succeeded { completed.succeed() }
+    }
+}
+
+@available(*, unavailable)
+extension PostgresWriterLoop: Sendable {}
