@@ -79,14 +79,21 @@ public struct WriteResult: Sendable, Hashable {
     public var version: Int64
     /// Whether the write changed the list (and so bumped its version).
     public var changed: Bool
+    /// The net change the write made, recorded as it committed; `nil` when
+    /// nothing changed or the store does not record it.
+    public var change: NetChange?
 
     /// Creates a result.
-    public init(list: Identifier, epoch: String, previousVersion: Int64, version: Int64, changed: Bool) {
+    public init(
+        list: Identifier, epoch: String, previousVersion: Int64, version: Int64, changed: Bool,
+        change: NetChange? = nil
+    ) {
         self.list = list
         self.epoch = epoch
         self.previousVersion = previousVersion
         self.version = version
         self.changed = changed
+        self.change = change
     }
 }
 

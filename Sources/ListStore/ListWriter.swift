@@ -12,11 +12,15 @@ final class ListWriter {
     let configuration: StoreConfiguration
 
     let keys: PositionKeys
+    /// The rank indexes of hot lists, kept at the committed (or, inside a
+    /// write, the written) state; see ``HotLists``.
+    let hot: HotLists
 
     init(db: Database, configuration: StoreConfiguration) {
         self.db = db
         self.configuration = configuration
         self.keys = PositionKeys(gap: configuration.positionGap)
+        self.hot = HotLists(budget: configuration.hotListMemory)
     }
 
     // MARK: History kinds
@@ -48,6 +52,7 @@ final class ListWriter {
             throw StoreError(.listAlreadyExists, "list \"\(listID)\" already exists")
         }
         let epoch = Identifier.generate().rawValue
+        hot.evict(listID)
         try db.run(
             """
             INSERT INTO lists (id, name, epoch, version, history_floor, history_pruned, created_at, updated_at)
@@ -72,6 +77,7 @@ final class ListWriter {
     func deleteList(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> [Commit] {
         let target = try load(list, expectedVersion: expectedVersion)
         try db.run("DELETE FROM lists WHERE id = ?", list.sql)
+        hot.evict(list)
         return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
     }
 
@@ -419,9 +425,11 @@ final class ListWriter {
         try db.run(
             "INSERT INTO versions (list_id, version, committed_at) VALUES (?, ?, ?)",
             target.id.sql, version.sql, now.sql)
+        let change = try recordedChange(target)
         try prune(target.id, now: now)
         let result = WriteResult(
-            list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true)
+            list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true,
+            change: change)
         return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false)])
     }
 

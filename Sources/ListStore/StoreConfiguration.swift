@@ -31,6 +31,9 @@ public struct StoreConfiguration: Sendable {
     /// allows 32 inserts at one spot before a section is renumbered; tests use
     /// a small gap to make renumbering frequent.
     public var positionGap: Int64
+    /// Bytes the rank indexes of hot lists may take together (about 10 bytes
+    /// per item); the least recently used list's index is dropped beyond it.
+    public var hotListMemory: Int
     /// Called after each group commit with the number of writes it made
     /// durable together (for metrics); runs on the writer thread, so it must
     /// be quick.
@@ -50,6 +53,7 @@ public struct StoreConfiguration: Sendable {
         maxWritesPerCommit: Int = 512,
         busyTimeout: Duration = .seconds(5),
         positionGap: Int64 = 1 << 32,
+        hotListMemory: Int = 256 << 20,
         onGroupCommit: (@Sendable (_ writes: Int) -> Void)? = nil
     ) {
         self.migrationsDirectory = migrationsDirectory
@@ -64,6 +68,7 @@ public struct StoreConfiguration: Sendable {
         self.maxWritesPerCommit = maxWritesPerCommit
         self.busyTimeout = busyTimeout
         self.positionGap = positionGap
+        self.hotListMemory = hotListMemory
         self.onGroupCommit = onGroupCommit
     }
 }

@@ -1,0 +1,205 @@
+/// One element of a condensed state: a real element, or a run of elements
+/// that did not change between the two states being diffed.
+///
+/// A store that knows which elements a change touched describes both states by
+/// the touched elements alone, with each stretch of untouched siblings between
+/// them folded into one run. Runs keep their place and their relative order in
+/// both states (untouched elements keep their section, position and model), so
+/// ``StagedChangeset/init(condensedFrom:to:)`` never moves, deletes or updates
+/// them and only has to count them when it turns positions into real ones.
+public enum Condensed<Element: Diffable>: Diffable {
+    /// A real element.
+    case element(Element)
+    /// `count` untouched elements; `id` names the run in both states.
+    case run(id: Int, count: Int)
+
+    /// A run's id or the element's own identity.
+    public enum Identity: Hashable {
+        case element(Element.ID)
+        case run(Int)
+    }
+
+    public var id: Identity {
+        switch self {
+        case .element(let element): .element(element.id)
+        case .run(let id, _): .run(id)
+        }
+    }
+
+    public var identityHash: Int {
+        switch self {
+        case .element(let element): element.identityHash
+        case .run(let id, _): id &* -7_046_029_254_386_353_131
+        }
+    }
+
+    public func hasSameContent(as other: Condensed<Element>) -> Bool {
+        switch (self, other) {
+        case (.element(let left), .element(let right)): left.hasSameContent(as: right)
+        case (.run(_, let left), .run(_, let right)): left == right
+        default: false
+        }
+    }
+
+    /// How many real elements this stands for.
+    @inlinable
+    public var weight: Int {
+        switch self {
+        case .element: 1
+        case .run(_, let count): count
+        }
+    }
+
+    /// The real element, `nil` for a run.
+    @inlinable
+    public var element: Element? {
+        if case .element(let element) = self { return element }
+        return nil
+    }
+}
+
+extension Condensed: Sendable where Element: Sendable, Element.ID: Sendable {}
+extension Condensed.Identity: Sendable where Element.ID: Sendable {}
+
+extension StagedChangeset {
+    /// The staged change between two condensed states, in real positions.
+    ///
+    /// `old` and `new` hold the touched sections and items, and runs of
+    /// untouched ones (``Condensed/run(id:count:)``) between them; a run
+    /// appears in both states, in the same order, and a section that is a run
+    /// holds no items. A touched element that stays in its section (or, for a
+    /// section, in the list) but changes the run it follows is always reported
+    /// moved, as it really did move past untouched elements; among the others the
+    /// longest increasing subsequence stays, as in ``init(from:to:)``, so moves
+    /// are never more than the real ones and runs are never moved. The stages obey
+    /// the same rules as ``init(from:to:)``'s; their positions count every run
+    /// element.
+    ///
+    /// - Complexity: O(k log k) for k condensed elements in both states,
+    ///   independent of how many elements the runs stand for.
+    public init(
+        condensedFrom old: [ArraySection<Condensed<Model>, Condensed<Item>>],
+        to new: [ArraySection<Condensed<Model>, Condensed<Item>>]
+    ) {
+        typealias CondensedSection = ArraySection<Condensed<Model>, Condensed<Item>>
+        // The run each element follows, in each state.
+        var oldSectionGap: [Condensed<Model>.Identity: Int] = [:]
+        var oldItemGap: [Condensed<Item>.Identity: (section: Condensed<Model>.Identity, gap: Int)] = [:]
+        var gap = -1
+        for section in old {
+            if case .run(let id, _) = section.model { gap = id; continue }
+            oldSectionGap[section.model.id] = gap
+            var itemGap = -1
+            for item in section.items {
+                if case .run(let id, _) = item { itemGap = id; continue }
+                oldItemGap[item.id] = (section.model.id, itemGap)
+            }
+        }
+        var mustMoveSection = [Bool](repeating: false, count: new.count)
+        var mustMoveItem: [Bool] = []
+        gap = -1
+        for (t, section) in new.enumerated() {
+            if case .run(let id, _) = section.model {
+                gap = id
+                mustMoveItem.append(contentsOf: repeatElement(false, count: section.items.count))
+                continue
+            }
+            if let before = oldSectionGap[section.model.id], before != gap { mustMoveSection[t] = true }
+            var itemGap = -1
+            for item in section.items {
+                var must = false
+                if case .run(let id, _) = item {
+                    itemGap = id
+                } else if let before = oldItemGap[item.id], before.section == section.model.id, before.gap != itemGap {
+                    must = true
+                }
+                mustMoveItem.append(must)
+            }
+        }
+        let matching = Matching(old: old, new: new)
+        let plan = Plan(matching, mustMoveSection: mustMoveSection, mustMoveItem: mustMoveItem)
+        var state = old
+        var stages: [Stage<Model, Item>] = []
+        stages.reserveCapacity(plan.stages.count)
+        for indexStage in plan.stages {
+            let stage = StagedChangeset<Condensed<Model>, Condensed<Item>>.makeStage(
+                indexStage, new: new, matching: matching)
+            let before = Weights(state)
+            // The stage was planned from these states, so it applies; should it
+            // not, the positions below still come from the state before it.
+            let next = (try? stage.apply(to: state)) ?? state
+            let after = Weights(next)
+            stages.append(Self.expand(stage, before: before, after: after))
+            state = next
+        }
+        self.stages = stages
+    }
+
+    /// Running totals of real elements in a condensed state.
+    struct Weights {
+        /// Real sections before each condensed section.
+        var sections: [Int]
+        /// Per condensed section, real items before each condensed item.
+        var items: [[Int]]
+
+        init<M, I>(_ state: [ArraySection<Condensed<M>, Condensed<I>>]) {
+            sections = []
+            sections.reserveCapacity(state.count)
+            items = []
+            items.reserveCapacity(state.count)
+            var total = 0
+            for section in state {
+                sections.append(total)
+                total += section.model.weight
+                var itemTotal = 0
+                var prefix: [Int] = []
+                prefix.reserveCapacity(section.items.count)
+                for item in section.items {
+                    prefix.append(itemTotal)
+                    itemTotal += item.weight
+                }
+                items.append(prefix)
+            }
+        }
+
+        func section(_ index: Int) -> Int { index < sections.count ? sections[index] : index }
+
+        func path(_ path: ElementPath) -> ElementPath {
+            guard path.section < items.count else { return path }
+            let prefix = items[path.section]
+            let element = path.element < prefix.count ? prefix[path.element] : path.element
+            return ElementPath(element: element, section: sections[path.section])
+        }
+    }
+
+    static func expand(
+        _ stage: Stage<Condensed<Model>, Condensed<Item>>, before: Weights, after: Weights
+    ) -> Stage<Model, Item> {
+        var result = Stage<Model, Item>()
+        result.sectionDeleted = stage.sectionDeleted.map { before.section($0) }
+        for insertion in stage.sectionInserted {
+            guard let model = insertion.section.model.element else { continue }
+            let items = insertion.section.items.compactMap(\.element)
+            result.sectionInserted.append(
+                .init(at: after.section(insertion.at), section: ArraySection(model: model, items: items)))
+        }
+        for update in stage.sectionUpdated {
+            guard let model = update.model.element else { continue }
+            result.sectionUpdated.append(.init(at: before.section(update.at), model: model))
+        }
+        result.sectionMoved = stage.sectionMoved.map {
+            SectionMove(from: before.section($0.from), to: after.section($0.to))
+        }
+        result.itemDeleted = stage.itemDeleted.map { before.path($0) }
+        for insertion in stage.itemInserted {
+            guard let item = insertion.item.element else { continue }
+            result.itemInserted.append(.init(at: after.path(insertion.at), item: item))
+        }
+        for update in stage.itemUpdated {
+            guard let item = update.item.element else { continue }
+            result.itemUpdated.append(.init(at: before.path(update.at), item: item))
+        }
+        result.itemMoved = stage.itemMoved.map { ItemMove(from: before.path($0.from), to: after.path($0.to)) }
+        return result
+    }
+}
