@@ -4,8 +4,11 @@ import Storage
 /// versions touched, and its net change, at a cost that grows with the change.
 extension ListWriter {
     /// Every entity touched after `version`, with its state then (the earliest
-    /// before-image after it) and now (its current row); entities back in their
-    /// state at `version` are left out.
+    /// before-image after it) and now (its current row); entities that did not
+    /// exist at either end are left out. One back in its state at `version`
+    /// stays listed: a renumbering may have given a moved element its old key
+    /// back while its neighbours got new ones, and the moves chosen are fewest
+    /// only when it takes part.
     /// - Complexity: O(k log n) for k history rows after `version`.
     func touchedEntities(_ list: Identifier, since version: Int64) throws(StoreError) -> TouchedEntities {
         var touched = TouchedEntities()
@@ -45,7 +48,7 @@ extension ListWriter {
             let after = try db.first(
                 "SELECT position, model FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql
             ) { TouchedEntities.SectionState(key: $0.int64(0), model: $0.text(1)) }
-            if touched.sections[id]?.before == after {
+            if touched.sections[id]?.before == nil && after == nil {
                 touched.sections[id] = nil
             } else {
                 touched.sections[id]?.after = after
@@ -55,7 +58,7 @@ extension ListWriter {
             let after = try db.first(
                 "SELECT section_id, position, model FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql
             ) { TouchedEntities.ItemState(section: $0.identifier(0), key: $0.int64(1), model: $0.text(2)) }
-            if touched.items[id]?.before == after {
+            if touched.items[id]?.before == nil && after == nil {
                 touched.items[id] = nil
             } else {
                 touched.items[id]?.after = after
