@@ -553,10 +553,10 @@ final class ListWriter {
     /// Validates a whole-list body (create, replace) and gives every entity an id.
     private func prepareBody(_ sections: [NewSection]) throws(StoreError) -> [SectionSnapshot] {
         let total = sections.reduce(sections.count) { $0 + $1.items.count }
-        guard total <= configuration.maxOpsPerWrite else {
+        guard total <= configuration.maxBodyElements else {
             throw StoreError(
                 .limitExceeded,
-                "a list body holds at most \(configuration.maxOpsPerWrite) sections and items, this one has \(total)")
+                "a list body holds at most \(configuration.maxBodyElements) sections and items, this one has \(total)")
         }
         var sectionIDs = Set<Identifier>()
         var itemIDs = Set<Identifier>()

@@ -14,6 +14,8 @@ public struct StoreConfiguration: Sendable {
     /// The most ops in one `apply`, and the most sections plus items in one
     /// `createList` or `replace`.
     public var maxOpsPerWrite: Int
+    /// Most sections and items in one whole-list body (create, replace).
+    public var maxBodyElements: Int
     /// The most items an items query returns in one page.
     public var maxPageSize: Int
     /// How many versions of history each list keeps (snapshots at versions
@@ -53,6 +55,7 @@ public struct StoreConfiguration: Sendable {
         maxWritesPerCommit: Int = 512,
         busyTimeout: Duration = .seconds(5),
         positionGap: Int64 = 1 << 32,
+        maxBodyElements: Int = 100_000,
         hotListMemory: Int = 256 << 20,
         onGroupCommit: (@Sendable (_ writes: Int) -> Void)? = nil
     ) {
@@ -69,6 +72,7 @@ public struct StoreConfiguration: Sendable {
         self.busyTimeout = busyTimeout
         self.positionGap = positionGap
         self.hotListMemory = hotListMemory
+        self.maxBodyElements = maxBodyElements
         self.onGroupCommit = onGroupCommit
     }
 }
