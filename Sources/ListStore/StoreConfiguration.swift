@@ -55,7 +55,7 @@ public struct StoreConfiguration: Sendable {
         maxWritesPerCommit: Int = 512,
         busyTimeout: Duration = .seconds(5),
         positionGap: Int64 = 1 << 32,
-        maxBodyElements: Int = 100_000,
+        maxBodyElements: Int = 250_000,
         hotListMemory: Int = 256 << 20,
         onGroupCommit: (@Sendable (_ writes: Int) -> Void)? = nil
     ) {

@@ -124,7 +124,7 @@ struct Settings {
 
         let synchronous = try env.resolve(options.synchronous, "LISTD_SYNCHRONOUS", default: .full)
         let maxBody = try env.resolve(options.maxBodyBytes, "LISTD_MAX_BODY_BYTES", default: 32 * 1024 * 1024)
-        let maxBodyElements = try env.resolve(options.maxBodyElements, "LISTD_MAX_BODY_ELEMENTS", default: 100_000)
+        let maxBodyElements = try env.resolve(options.maxBodyElements, "LISTD_MAX_BODY_ELEMENTS", default: 250_000)
         let hotListMemory = try env.resolve(options.hotListMemory, "LISTD_HOT_LIST_MEMORY", default: 256 << 20)
         guard maxBodyElements >= 1 else { throw ValidationError("--max-body-elements must be at least 1") }
         guard hotListMemory >= 0 else { throw ValidationError("--hot-list-memory must be at least 0") }

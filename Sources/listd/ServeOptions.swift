@@ -34,7 +34,7 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Largest model of a section or item in bytes (env: LISTD_MAX_MODEL_BYTES; default: 65536).")
     var maxModelBytes: Int?
 
-    @Option(help: "Most sections and items in one list body (create, PUT) (env: LISTD_MAX_BODY_ELEMENTS; default: 100000).")
+    @Option(help: "Most sections and items in one list body (create, PUT) (env: LISTD_MAX_BODY_ELEMENTS; default: 250000).")
     var maxBodyElements: Int?
 
     @Option(help: "Bytes of memory for the rank indexes of hot lists, about 10 per item (env: LISTD_HOT_LIST_MEMORY; default: 268435456).")
