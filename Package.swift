@@ -100,7 +100,7 @@ let package = Package(
             name: "ServiceBenchmarks",
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",
-            exclude: ["README.md", "nginx.conf", "run.sh"]
+            exclude: ["README.md", "nginx.conf", "run.sh", "engine.sh", "update.lua"]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)

@@ -290,6 +290,8 @@ let usage = """
     usage: ServiceBenchmarks parked PORT PID [COUNT]
            ServiceBenchmarks snapshot PORT FILE [ITEMS]
            ServiceBenchmarks behind PORT [WRITES]
+           ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
+           ServiceBenchmarks make PORT ITEMS LIST-ID
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -302,6 +304,12 @@ case "snapshot":
 case "behind":
     guard let port = argument(1) else { fail(usage) }
     behind(port: port, writes: argument(2) ?? 10_000)
+case "engine":
+    guard let port = argument(1), let pid = argument(2), let items = argument(3), arguments.count > 4 else { fail(usage) }
+    engine(port: port, pid: pid, items: items, id: arguments[4], behindWrites: argument(5) ?? 10_000)
+case "make":
+    guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
+    print(makeLargeList(HTTPConnection(port: port), items: items, id: arguments[3]))
 default:
     fail(usage)
 }

@@ -19,6 +19,7 @@ public enum Condensed<Element: Diffable>: Diffable {
         case run(Int)
     }
 
+    @inlinable
     public var id: Identity {
         switch self {
         case .element(let element): .element(element.id)
@@ -26,6 +27,7 @@ public enum Condensed<Element: Diffable>: Diffable {
         }
     }
 
+    @inlinable
     public var identityHash: Int {
         switch self {
         case .element(let element): element.identityHash
@@ -33,6 +35,7 @@ public enum Condensed<Element: Diffable>: Diffable {
         }
     }
 
+    @inlinable
     public func hasSameContent(as other: Condensed<Element>) -> Bool {
         switch (self, other) {
         case (.element(let left), .element(let right)): left.hasSameContent(as: right)
@@ -77,6 +80,7 @@ extension StagedChangeset {
     ///
     /// - Complexity: O(k log k) for k condensed elements in both states,
     ///   independent of how many elements the runs stand for.
+    @inlinable
     public init(
         condensedFrom old: [ArraySection<Condensed<Model>, Condensed<Item>>],
         to new: [ArraySection<Condensed<Model>, Condensed<Item>>]
@@ -136,12 +140,14 @@ extension StagedChangeset {
     }
 
     /// Running totals of real elements in a condensed state.
+    @usableFromInline
     struct Weights {
         /// Real sections before each condensed section.
-        var sections: [Int]
+        @usableFromInline var sections: [Int]
         /// Per condensed section, real items before each condensed item.
-        var items: [[Int]]
+        @usableFromInline var items: [[Int]]
 
+        @inlinable
         init<M, I>(_ state: [ArraySection<Condensed<M>, Condensed<I>>]) {
             sections = []
             sections.reserveCapacity(state.count)
@@ -162,8 +168,10 @@ extension StagedChangeset {
             }
         }
 
+        @inlinable
         func section(_ index: Int) -> Int { index < sections.count ? sections[index] : index }
 
+        @inlinable
         func path(_ path: ElementPath) -> ElementPath {
             guard path.section < items.count else { return path }
             let prefix = items[path.section]
@@ -172,6 +180,7 @@ extension StagedChangeset {
         }
     }
 
+    @inlinable
     static func expand(
         _ stage: Stage<Condensed<Model>, Condensed<Item>>, before: Weights, after: Weights
     ) -> Stage<Model, Item> {

@@ -14,10 +14,15 @@ extension ListWriter {
         var touched = TouchedEntities()
         var sectionsSeen = Set<Identifier>()
         var itemsSeen = Set<Identifier>()
+        // One statement: each history row with the entity's current row beside it.
         try db.forEach(
             """
-            SELECT kind, entity_id, existed, section_id, position, model FROM history
-            WHERE list_id = ? AND version > ? ORDER BY version
+            SELECT h.kind, h.entity_id, h.existed, h.section_id, h.position, h.model,
+                i.section_id, i.position, i.model, s.position, s.model
+            FROM history h
+            LEFT JOIN items i ON h.kind = 2 AND i.list_id = h.list_id AND i.id = h.entity_id
+            LEFT JOIN sections s ON h.kind = 1 AND s.list_id = h.list_id AND s.id = h.entity_id
+            WHERE h.list_id = ? AND h.version > ? ORDER BY h.version
             """, [list.sql, version.sql]
         ) { row in
             let kind = row.int64(0)
@@ -28,7 +33,11 @@ extension ListWriter {
                     let before = existed
                         ? TouchedEntities.SectionState(key: row.optionalInt64(4) ?? 0, model: row.optionalText(5) ?? "null")
                         : nil
-                    touched.sections[id] = (before, nil)
+                    var after: TouchedEntities.SectionState?
+                    if let key = row.optionalInt64(9), let model = row.optionalText(10) {
+                        after = TouchedEntities.SectionState(key: key, model: model)
+                    }
+                    if before != nil || after != nil { touched.sections[id] = (before, after) }
                 }
             } else if kind == Kind.item.rawValue {
                 let id = row.identifier(1)
@@ -39,30 +48,14 @@ extension ListWriter {
                             section: Identifier(storedText: section), key: row.optionalInt64(4) ?? 0,
                             model: row.optionalText(5) ?? "null")
                     }
-                    touched.items[id] = (before, nil)
+                    var after: TouchedEntities.ItemState?
+                    if let section = row.optionalText(6), let key = row.optionalInt64(7), let model = row.optionalText(8) {
+                        after = TouchedEntities.ItemState(section: Identifier(storedText: section), key: key, model: model)
+                    }
+                    if before != nil || after != nil { touched.items[id] = (before, after) }
                 }
             }
             return true
-        }
-        for id in sectionsSeen {
-            let after = try db.first(
-                "SELECT position, model FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql
-            ) { TouchedEntities.SectionState(key: $0.int64(0), model: $0.text(1)) }
-            if touched.sections[id]?.before == nil && after == nil {
-                touched.sections[id] = nil
-            } else {
-                touched.sections[id]?.after = after
-            }
-        }
-        for id in itemsSeen {
-            let after = try db.first(
-                "SELECT section_id, position, model FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql
-            ) { TouchedEntities.ItemState(section: $0.identifier(0), key: $0.int64(1), model: $0.text(2)) }
-            if touched.items[id]?.before == nil && after == nil {
-                touched.items[id] = nil
-            } else {
-                touched.items[id]?.after = after
-            }
         }
         for id in touched.unlistedSections {
             if let state = try db.first(
