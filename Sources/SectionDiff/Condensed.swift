@@ -85,56 +85,61 @@ extension StagedChangeset {
         condensedFrom old: [ArraySection<Condensed<Model>, Condensed<Item>>],
         to new: [ArraySection<Condensed<Model>, Condensed<Item>>]
     ) {
-        typealias CondensedSection = ArraySection<Condensed<Model>, Condensed<Item>>
-        // The run each element follows, in each state.
-        var oldSectionGap: [Condensed<Model>.Identity: Int] = [:]
-        var oldItemGap: [Condensed<Item>.Identity: (section: Condensed<Model>.Identity, gap: Int)] = [:]
+        let matching = Matching(old: old, new: new)
+        // The run each element follows, in each state; a touched element that
+        // stays in its section (or a section that survives) but follows another
+        // run than before must move. Read off the matching, so no hashing here.
+        var oldSectionGap = [Int](repeating: -1, count: old.count)
+        var oldItemGap: [Int] = []
+        oldItemGap.reserveCapacity(matching.oldMatch.count)
         var gap = -1
-        for section in old {
-            if case .run(let id, _) = section.model { gap = id; continue }
-            oldSectionGap[section.model.id] = gap
+        for (s, section) in old.enumerated() {
+            if case .run(let id, _) = section.model { gap = id }
+            oldSectionGap[s] = gap
             var itemGap = -1
             for item in section.items {
-                if case .run(let id, _) = item { itemGap = id; continue }
-                oldItemGap[item.id] = (section.model.id, itemGap)
+                if case .run(let id, _) = item { itemGap = id }
+                oldItemGap.append(itemGap)
             }
         }
         var mustMoveSection = [Bool](repeating: false, count: new.count)
-        var mustMoveItem: [Bool] = []
+        var mustMoveItem = [Bool](repeating: false, count: matching.newMatch.count)
         gap = -1
+        var h = 0
         for (t, section) in new.enumerated() {
-            if case .run(let id, _) = section.model {
-                gap = id
-                mustMoveItem.append(contentsOf: repeatElement(false, count: section.items.count))
-                continue
-            }
-            if let before = oldSectionGap[section.model.id], before != gap { mustMoveSection[t] = true }
+            if case .run(let id, _) = section.model { gap = id }
+            let s = Int(matching.newSectionMatch[t])
+            if s >= 0, oldSectionGap[s] != gap { mustMoveSection[t] = true }
             var itemGap = -1
             for item in section.items {
-                var must = false
-                if case .run(let id, _) = item {
-                    itemGap = id
-                } else if let before = oldItemGap[item.id], before.section == section.model.id, before.gap != itemGap {
-                    must = true
+                if case .run(let id, _) = item { itemGap = id }
+                let g = Int(matching.newMatch[h])
+                if s >= 0, g >= 0, Int(matching.oldSectionOf[g]) == s, oldItemGap[g] != itemGap {
+                    mustMoveItem[h] = true
                 }
-                mustMoveItem.append(must)
+                h += 1
             }
         }
-        let matching = Matching(old: old, new: new)
         let plan = Plan(matching, mustMoveSection: mustMoveSection, mustMoveItem: mustMoveItem)
         var state = old
         var stages: [Stage<Model, Item>] = []
         stages.reserveCapacity(plan.stages.count)
-        for indexStage in plan.stages {
+        var before = Weights(state)
+        for (number, indexStage) in plan.stages.enumerated() {
             let stage = StagedChangeset<Condensed<Model>, Condensed<Item>>.makeStage(
                 indexStage, new: new, matching: matching)
-            let before = Weights(state)
-            // The stage was planned from these states, so it applies; should it
+            // After the last stage the state is `new`; before that, apply. The
+            // stage was planned from these states, so it applies; should it
             // not, the positions below still come from the state before it.
-            let next = (try? stage.apply(to: state)) ?? state
-            let after = Weights(next)
+            let after: Weights
+            if number == plan.stages.count - 1 {
+                after = Weights(new)
+            } else {
+                state = (try? stage.apply(to: state)) ?? state
+                after = Weights(state)
+            }
             stages.append(Self.expand(stage, before: before, after: after))
-            state = next
+            before = after
         }
         self.stages = stages
     }
