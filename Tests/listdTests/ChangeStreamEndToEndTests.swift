@@ -80,6 +80,26 @@ import Testing
         #expect(recent["reset"] == nil, "inside the window: stages")
     }
 
+    @Test func maxChangesOptsIntoAResetWhenParked() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        try await makeList(server)
+        async let capped = server.get("/lists/l/changes?since=1&timeout=20&maxChanges=0")
+        async let plain = server.get("/lists/l/changes?since=1&timeout=20")
+        async let many = server.request("POST", "/changes", body: ["lists": ["l": 1], "timeout": 20, "maxChanges": 0])
+        #expect(await eventually { (try? await server.get("/metrics").text.contains("listd_parked_waiters 3")) == true })
+        let write = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "deleteItem", "id": "a"]]])
+        #expect(write.status == 200)
+        let (cappedAnswer, plainAnswer, manyAnswer) = try await (capped, plain, many)
+        let cappedValue = try JSONValue(parsing: Array(cappedAnswer.body))
+        #expect(cappedValue["reset"]?.boolValue == true && cappedValue["to"]?.intValue == 2)
+        let plainValue = try JSONValue(parsing: Array(plainAnswer.body))
+        #expect(plainValue["reset"] == nil && plainValue["stages"]?.arrayValue?.count == 1)
+        let manyValue = try JSONValue(parsing: Array(manyAnswer.body))
+        #expect(manyValue["lists"]?["l"]?["reset"]?.boolValue == true)
+        #expect(try await server.request("POST", "/changes", body: ["lists": ["l": 1], "maxChanges": "x"]).status == 400)
+    }
+
     @Test func manyListsAtOnce() async throws {
         let server = try await ListdServer()
         defer { server.stop() }
