@@ -121,23 +121,16 @@ extension StagedChangeset {
             }
         }
         let plan = Plan(matching, mustMoveSection: mustMoveSection, mustMoveItem: mustMoveItem)
-        var state = old
         var stages: [Stage<Model, Item>] = []
         stages.reserveCapacity(plan.stages.count)
-        var before = Weights(state)
+        var before = Weights(old)
         for (number, indexStage) in plan.stages.enumerated() {
             let stage = StagedChangeset<Condensed<Model>, Condensed<Item>>.makeStage(
                 indexStage, new: new, matching: matching)
             // After the last stage the state is `new`; before that, apply. The
             // stage was planned from these states, so it applies; should it
             // not, the positions below still come from the state before it.
-            let after: Weights
-            if number == plan.stages.count - 1 {
-                after = Weights(new)
-            } else {
-                state = (try? stage.apply(to: state)) ?? state
-                after = Weights(state)
-            }
+            let after = number == plan.stages.count - 1 ? Weights(new) : before.applying(stage)
             stages.append(Self.expand(stage, before: before, after: after))
             before = after
         }
@@ -151,26 +144,107 @@ extension StagedChangeset {
         @usableFromInline var sections: [Int]
         /// Per condensed section, real items before each condensed item.
         @usableFromInline var items: [[Int]]
+        /// Each condensed section's own weight, and each item's.
+        @usableFromInline var sectionWeights: [Int]
+        @usableFromInline var itemWeights: [[Int]]
 
         @inlinable
         init<M, I>(_ state: [ArraySection<Condensed<M>, Condensed<I>>]) {
+            self.init(sectionWeights: state.map(\.model.weight), itemWeights: state.map { $0.items.map(\.weight) })
+        }
+
+        @inlinable
+        init(sectionWeights: [Int], itemWeights: [[Int]]) {
+            self.sectionWeights = sectionWeights
+            self.itemWeights = itemWeights
             sections = []
-            sections.reserveCapacity(state.count)
+            sections.reserveCapacity(sectionWeights.count)
             items = []
-            items.reserveCapacity(state.count)
+            items.reserveCapacity(itemWeights.count)
             var total = 0
-            for section in state {
+            for (weight, section) in zip(sectionWeights, itemWeights) {
                 sections.append(total)
-                total += section.model.weight
+                total += weight
                 var itemTotal = 0
                 var prefix: [Int] = []
-                prefix.reserveCapacity(section.items.count)
-                for item in section.items {
+                prefix.reserveCapacity(section.count)
+                for item in section {
                     prefix.append(itemTotal)
-                    itemTotal += item.weight
+                    itemTotal += item
                 }
                 items.append(prefix)
             }
+        }
+
+        /// The weights after `stage`, which the state these describe accepts:
+        /// UIKit's batch semantics on weights alone (no elements copied).
+        @inlinable
+        func applying<M, I>(_ stage: Stage<Condensed<M>, Condensed<I>>) -> Weights {
+            let sectionWeight = sectionWeights
+            let itemWeight = itemWeights
+            let afterCount = sections.count - stage.sectionDeleted.count + stage.sectionInserted.count
+            var origin = [Int](repeating: -1, count: afterCount)
+            var inserted = [Int?](repeating: nil, count: afterCount)
+            for insertion in stage.sectionInserted where insertion.at < afterCount {
+                inserted[insertion.at] = insertion.section.items.count
+            }
+            var taken = [Bool](repeating: false, count: afterCount)
+            for insertion in stage.sectionInserted where insertion.at < afterCount { taken[insertion.at] = true }
+            for move in stage.sectionMoved where move.to < afterCount {
+                origin[move.to] = move.from
+                taken[move.to] = true
+            }
+            var gone = [Bool](repeating: false, count: sections.count)
+            for index in stage.sectionDeleted where index < gone.count { gone[index] = true }
+            for move in stage.sectionMoved where move.from < gone.count { gone[move.from] = true }
+            var slot = 0
+            for s in sections.indices where !gone[s] {
+                while slot < afterCount && taken[slot] { slot += 1 }
+                if slot < afterCount { origin[slot] = s }
+                slot += 1
+            }
+            var removed = [Set<Int>](repeating: [], count: sections.count)
+            for path in stage.itemDeleted where path.section < removed.count { removed[path.section].insert(path.element) }
+            for move in stage.itemMoved where move.from.section < removed.count {
+                removed[move.from.section].insert(move.from.element)
+            }
+            var incoming = [[Int: Int]](repeating: [:], count: afterCount)
+            for insertion in stage.itemInserted where insertion.at.section < afterCount {
+                incoming[insertion.at.section][insertion.at.element] = 1
+            }
+            for move in stage.itemMoved where move.to.section < afterCount && move.from.section < itemWeight.count {
+                let weights = itemWeight[move.from.section]
+                incoming[move.to.section][move.to.element] =
+                    move.from.element < weights.count ? weights[move.from.element] : 1
+            }
+            var newSections: [Int] = []
+            newSections.reserveCapacity(afterCount)
+            var newItems: [[Int]] = []
+            newItems.reserveCapacity(afterCount)
+            for t in 0..<afterCount {
+                if let count = inserted[t] {
+                    newSections.append(1)
+                    newItems.append([Int](repeating: 1, count: count))
+                    continue
+                }
+                let s = origin[t]
+                guard s >= 0 else {
+                    newSections.append(1)
+                    newItems.append([])
+                    continue
+                }
+                newSections.append(sectionWeight[s])
+                let kept = itemWeight[s].indices.filter { !removed[s].contains($0) }.map { itemWeight[s][$0] }
+                let extra = incoming[t]
+                var next = kept.makeIterator()
+                var weights: [Int] = []
+                weights.reserveCapacity(kept.count + extra.count)
+                for e in 0..<(kept.count + extra.count) {
+                    if let weight = extra[e] { weights.append(weight) } else if let weight = next.next() { weights.append(weight) }
+                }
+                newItems.append(weights)
+            }
+            return Weights(sectionWeights: newSections, itemWeights: newItems)
         }
 
         @inlinable
