@@ -10,10 +10,14 @@ extension ListWriter {
     /// back while its neighbours got new ones, and the moves chosen are fewest
     /// only when it takes part.
     /// - Complexity: O(k log n) for k history rows after `version`.
-    func touchedEntities(_ list: Identifier, since version: Int64) throws(StoreError) -> TouchedEntities {
+    func touchedEntities(_ list: Identifier, since version: Int64, expectedRows: Int = 16) throws(StoreError)
+        -> TouchedEntities
+    {
         var touched = TouchedEntities()
-        var sectionsSeen = Set<Identifier>()
-        var itemsSeen = Set<Identifier>()
+        touched.items.reserveCapacity(min(expectedRows, 1 << 16))
+        // Entities seen that existed at neither end (not in `touched`).
+        var sectionsGone = Set<Identifier>()
+        var itemsGone = Set<Identifier>()
         // One statement: each history row with the entity's current row beside it.
         try db.forEach(
             """
@@ -29,7 +33,7 @@ extension ListWriter {
             let existed = row.int64(2) != 0
             if kind == Kind.section.rawValue {
                 let id = row.identifier(1)
-                if sectionsSeen.insert(id).inserted {
+                if touched.sections[id] == nil && !sectionsGone.contains(id) {
                     let before = existed
                         ? TouchedEntities.SectionState(key: row.optionalInt64(4) ?? 0, model: row.optionalText(5) ?? "null")
                         : nil
@@ -37,11 +41,15 @@ extension ListWriter {
                     if let key = row.optionalInt64(9), let model = row.optionalText(10) {
                         after = TouchedEntities.SectionState(key: key, model: model)
                     }
-                    if before != nil || after != nil { touched.sections[id] = (before, after) }
+                    if before != nil || after != nil {
+                        touched.sections[id] = (before, after)
+                    } else {
+                        sectionsGone.insert(id)
+                    }
                 }
             } else if kind == Kind.item.rawValue {
                 let id = row.identifier(1)
-                if itemsSeen.insert(id).inserted {
+                if touched.items[id] == nil && !itemsGone.contains(id) {
                     var before: TouchedEntities.ItemState?
                     if existed, let section = row.optionalText(3) {
                         before = TouchedEntities.ItemState(
@@ -52,7 +60,11 @@ extension ListWriter {
                     if let section = row.optionalText(6), let key = row.optionalInt64(7), let model = row.optionalText(8) {
                         after = TouchedEntities.ItemState(section: Identifier(storedText: section), key: key, model: model)
                     }
-                    if before != nil || after != nil { touched.items[id] = (before, after) }
+                    if before != nil || after != nil {
+                        touched.items[id] = (before, after)
+                    } else {
+                        itemsGone.insert(id)
+                    }
                 }
             }
             return true
@@ -130,7 +142,7 @@ extension ListWriter {
         guard version < current else {
             return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: [], new: []))
         }
-        let touched = try touchedEntities(list, since: version)
+        let touched = try touchedEntities(list, since: version, expectedRows: Int(current - version))
         let index = try currentIndex(list)
         let (old, new) = touched.condense(with: index)
         return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: old, new: new))
