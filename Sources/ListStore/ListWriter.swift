@@ -38,6 +38,9 @@ final class ListWriter {
         let version: Int64
         var changed = false
         var newVersion: Int64 { version + 1 }
+        /// Sibling groups this write has changed (`nil`: the sections; else a
+        /// section's items): the hot rank index no longer describes them.
+        var changedGroups = Set<Identifier?>()
     }
 
     // MARK: Whole-list writes
@@ -213,6 +216,7 @@ final class ListWriter {
             }
             let key = try place(.sections, at: at, excluding: nil, in: &target)
             try record(.section, sectionID.rawValue, existed: false, in: &target)
+            target.changedGroups.insert(sectionID)
             try db.run(
                 "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
                 list.sql, sectionID.sql, key.sql, new.model.canonicalText.sql)
@@ -239,7 +243,7 @@ final class ListWriter {
                     "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, old.position.sql)
                 guard current != Int64(to) else { return }
             }
-            let key = try place(.sections, at: to, excluding: id, in: &target)
+            let key = try place(.sections, at: to, excluding: id, excludedKey: old.position, in: &target)
             try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
                        in: &target)
             try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
@@ -292,7 +296,9 @@ final class ListWriter {
                     list.sql, destination.sql, old.position.sql)
                 guard current != Int64(to) else { return }
             }
-            let key = try place(.items(destination), at: to, excluding: id, in: &target)
+            let key = try place(
+                .items(destination), at: to, excluding: id,
+                excludedKey: destination == old.section ? old.position : nil, in: &target)
             try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
                        model: old.model, in: &target)
             try db.run("UPDATE items SET section_id = ?, position = ? WHERE list_id = ? AND id = ?",
@@ -317,13 +323,47 @@ final class ListWriter {
     /// members (all but `excluding`), or at the end when `index` is `nil`;
     /// renumbers the group when no key fits.
     ///
-    /// Only the neighbours are read (an `OFFSET` walk of the position index),
-    /// never the whole group, and the group is counted only to word an error.
+    /// On a hot list whose group this write has not changed yet, the rank
+    /// index gives the neighbours in O(log n). Otherwise only the neighbours
+    /// are read (an `OFFSET` walk of the position index, O(index)), never the
+    /// whole group, and the group is counted only to word an error.
     /// - Throws: `positionOutOfRange` when `index` is outside `0...count`.
-    private func place(_ group: Group, at index: Int?, excluding: Identifier?, in target: inout Target)
-        throws(StoreError) -> Int64
-    {
+    private func place(
+        _ group: Group, at index: Int?, excluding: Identifier?, excludedKey: Int64? = nil, in target: inout Target
+    ) throws(StoreError) -> Int64 {
         let list = target.id
+        let groupID: Identifier?
+        switch group {
+        case .sections: groupID = nil
+        case .items(let section): groupID = section
+        }
+        defer { target.changedGroups.insert(groupID) }
+        // A hot list's rank index finds the neighbours in O(log n) while this
+        // write has not changed the group yet (then it describes the rows).
+        if !target.changedGroups.contains(groupID), let hotIndex = hot.index(of: list),
+            excluding == nil || excludedKey != nil
+        {
+            let ranked: RankedKeys
+            switch group {
+            case .sections: ranked = hotIndex.sections
+            case .items(let section): ranked = hotIndex.items[section] ?? RankedKeys()
+            }
+            let skipped = excludedKey.map { ranked.rank(below: $0) }
+            let count = ranked.count - (skipped == nil ? 0 : 1)
+            func key(_ rank: Int) -> Int64? {
+                guard rank >= 0, rank < count else { return nil }
+                if let skipped, rank >= skipped { return ranked.key(at: rank + 1) }
+                return ranked.key(at: rank)
+            }
+            if let index, index < 0 || index > count {
+                // Out of range: the database path below words the error.
+            } else {
+                let lower = index.map { $0 == 0 ? nil : key($0 - 1) } ?? key(count - 1)
+                let upper = index.flatMap { key($0) }
+                if let placed = keys.between(lower, upper) { return placed }
+                return try renumber(group, reserving: index, excluding: excluding?.rawValue ?? "", in: &target)
+            }
+        }
         let skip = excluding?.rawValue ?? ""
         let (table, filter, values): (String, String, [SQLValue])
         switch group {
@@ -402,6 +442,11 @@ final class ListWriter {
         model: String? = nil, in target: inout Target
     ) throws(StoreError) {
         target.changed = true
+        switch kind {
+        case .section: target.changedGroups.insert(nil)
+        case .item: target.changedGroups.insert(section)
+        case .list: break
+        }
         try db.run(
             """
             INSERT OR IGNORE INTO history (list_id, version, kind, entity_id, existed, section_id, position, model)
