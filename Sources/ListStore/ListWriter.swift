@@ -239,8 +239,7 @@ final class ListWriter {
         case .moveSection(let id, let to):
             guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
             if to >= 0 {
-                let current = try db.integer(
-                    "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, old.position.sql)
+                let current = try rank(of: old.position, in: .sections, target)
                 guard current != Int64(to) else { return }
             }
             let key = try place(.sections, at: to, excluding: id, excludedKey: old.position, in: &target)
@@ -291,9 +290,7 @@ final class ListWriter {
                 guard try sectionExists(list, destination) else { throw notFound(section: destination) }
             }
             if destination == old.section && to >= 0 {
-                let current = try db.integer(
-                    "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND position < ?",
-                    list.sql, destination.sql, old.position.sql)
+                let current = try rank(of: old.position, in: .items(destination), target)
                 guard current != Int64(to) else { return }
             }
             let key = try place(
@@ -396,6 +393,28 @@ final class ListWriter {
         let upper: Int64? = index == 0 ? neighbours.first : (neighbours.count > 1 ? neighbours[1] : nil)
         if let key = keys.between(lower, upper) { return key }
         return try renumber(group, reserving: index, excluding: skip, in: &target)
+    }
+
+    /// How many of the group's members have a key below `key`: from a hot
+    /// list's rank index (O(log n)) while this write has not changed the
+    /// group, else counted in the database (O(rank)).
+    private func rank(of key: Int64, in group: Group, _ target: Target) throws(StoreError) -> Int64 {
+        let list = target.id
+        switch group {
+        case .sections:
+            if !target.changedGroups.contains(nil), let index = hot.index(of: list) {
+                return Int64(index.sections.rank(below: key))
+            }
+            return try db.integer(
+                "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, key.sql)
+        case .items(let section):
+            if !target.changedGroups.contains(section), let index = hot.index(of: list) {
+                return Int64(index.items[section]?.rank(below: key) ?? 0)
+            }
+            return try db.integer(
+                "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND position < ?",
+                list.sql, section.sql, key.sql)
+        }
     }
 
     /// Spreads the group's keys evenly, leaving slot `index` free, and returns
