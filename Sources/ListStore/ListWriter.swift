@@ -494,7 +494,7 @@ final class ListWriter {
         let result = WriteResult(
             list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true,
             change: change)
-        return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false)])
+        return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)])
     }
 
     /// Raises the list's history floor to honour both retention limits, then

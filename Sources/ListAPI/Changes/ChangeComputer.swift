@@ -63,6 +63,18 @@ final class ChangeComputer: Sendable {
         return try await sharedAnswer(question)
     }
 
+    /// The answer a store recorded with a commit, staged once and remembered
+    /// for everyone asking "changes since the version before it".
+    func recorded(_ change: NetChange) -> ChangeAnswer {
+        let question = Question(list: change.list, from: change.from, epoch: nil)
+        if let known = state.withLock({ $0.recent[question] }), known.to == change.to, known.epoch == change.epoch {
+            return known
+        }
+        let answer = ChangeAnswer.change(change)
+        state.withLock { state in remember(answer, for: question, in: &state) }
+        return answer
+    }
+
     private func sharedAnswer(_ question: Question) async throws(StoreError) -> ChangeAnswer {
         enum Role { case reuse(ChangeAnswer), join, compute }
         let head = router.head(of: question.list)

@@ -167,7 +167,8 @@ final class ChangeHub: Sendable {
             if commit.deleted {
                 for waiter in group.waiters { answerDeleted(commit.list, waiter.payload) }
             } else {
-                answer(group.waiters, woken: commit.list, since: group.since)
+                let recorded = commit.change.flatMap { $0.from == group.since && $0.to == commit.version ? $0 : nil }
+                answer(group.waiters, woken: commit.list, since: group.since, recorded: recorded)
             }
         }
     }
@@ -200,14 +201,21 @@ final class ChangeHub: Sendable {
     /// Answers waiters woken by a commit of `list`. Waiters of one list share
     /// one computed answer; a multi-list waiter also gets every other list of
     /// its own that has moved on.
-    private func answer(_ waiters: [WaiterTable<Parked>.Waiter], woken list: Identifier, since: Int64) {
+    private func answer(
+        _ waiters: [WaiterTable<Parked>.Waiter], woken list: Identifier, since: Int64, recorded: NetChange? = nil
+    ) {
         Task {
             let question = ChangeComputer.Question(list: list, from: since, epoch: nil)
             let shared: Result<ChangeAnswer, StoreError>
-            do throws(StoreError) {
-                shared = .success(try await computer.answer(question))
-            } catch {
-                shared = .failure(error)
+            if let recorded {
+                // The commit carries its own change: no store round trip.
+                shared = .success(computer.recorded(recorded))
+            } else {
+                do throws(StoreError) {
+                    shared = .success(try await computer.answer(question))
+                } catch {
+                    shared = .failure(error)
+                }
             }
             var compactBody: [UInt8]?
             for entry in waiters {

@@ -176,7 +176,7 @@ extension ListService {
             answer = .unchanged(ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
         } else if let change = result.change {
             router.note(change.head)
-            answer = .change(change)
+            answer = computer.recorded(change)
         } else {
             // A store that does not record its writes' changes: ask it for the one version.
             let lookup = try await storeCall { () throws(StoreError) in
