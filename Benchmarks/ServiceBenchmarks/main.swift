@@ -593,6 +593,8 @@ let usage = """
            ServiceBenchmarks followers PORT PID [COUNT]
            ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
            ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
+           ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
+           ServiceBenchmarks make PORT ITEMS LIST-ID
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -620,6 +622,12 @@ case "cluster":
 case "crosswake":
     guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
     crosswake(portA: portA, portB: portB, seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10)
+case "engine":
+    guard let port = argument(1), let pid = argument(2), let items = argument(3), arguments.count > 4 else { fail(usage) }
+    engine(port: port, pid: pid, items: items, id: arguments[4], behindWrites: argument(5) ?? 10_000)
+case "make":
+    guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
+    print(makeLargeList(HTTPConnection(port: port), items: items, id: arguments[3]))
 default:
     fail(usage)
 }

@@ -22,7 +22,7 @@ public struct ServiceConfiguration: Sendable {
     /// Creates a configuration with listd's defaults.
     public init(
         accessPolicy: AccessPolicy = AccessPolicy(writeToken: nil, readToken: nil),
-        maxBodyBytes: Int = 8 * 1024 * 1024,
+        maxBodyBytes: Int = 32 * 1024 * 1024,
         maxModelDepth: Int = 64,
         defaultChangeTimeout: Duration = .seconds(30),
         maxChangeTimeout: Duration = .seconds(300),

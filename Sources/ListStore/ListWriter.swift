@@ -12,11 +12,15 @@ package final class ListWriter {
     package let configuration: StoreConfiguration
 
     let keys: PositionKeys
+    /// The rank indexes of hot lists, kept at the committed (or, inside a
+    /// write, the written) state; see ``HotLists``.
+    let hot: HotLists
 
     package init(db: Database, configuration: StoreConfiguration) {
         self.db = db
         self.configuration = configuration
         self.keys = PositionKeys(gap: configuration.positionGap)
+        self.hot = HotLists(budget: configuration.hotListMemory)
     }
 
     // MARK: History kinds
@@ -34,6 +38,9 @@ package final class ListWriter {
         let version: Int64
         var changed = false
         var newVersion: Int64 { version + 1 }
+        /// Sibling groups this write has changed (`nil`: the sections; else a
+        /// section's items): the hot rank index no longer describes them.
+        var changedGroups = Set<Identifier?>()
     }
 
     // MARK: Whole-list writes
@@ -48,6 +55,7 @@ package final class ListWriter {
             throw StoreError(.listAlreadyExists, "list \"\(listID)\" already exists")
         }
         let epoch = Identifier.generate().rawValue
+        hot.evict(listID)
         try db.run(
             """
             INSERT INTO lists (id, name, epoch, version, history_floor, history_pruned, created_at, updated_at)
@@ -72,6 +80,7 @@ package final class ListWriter {
     package func deleteList(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> [Commit] {
         let target = try load(list, expectedVersion: expectedVersion)
         try db.run("DELETE FROM lists WHERE id = ?", list.sql)
+        hot.evict(list)
         return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
     }
 
@@ -207,6 +216,7 @@ package final class ListWriter {
             }
             let key = try place(.sections, at: at, excluding: nil, in: &target)
             try record(.section, sectionID.rawValue, existed: false, in: &target)
+            target.changedGroups.insert(sectionID)
             try db.run(
                 "INSERT INTO sections (list_id, id, position, model) VALUES (?, ?, ?, ?)",
                 list.sql, sectionID.sql, key.sql, new.model.canonicalText.sql)
@@ -229,11 +239,10 @@ package final class ListWriter {
         case .moveSection(let id, let to):
             guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
             if to >= 0 {
-                let current = try db.integer(
-                    "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, old.position.sql)
+                let current = try rank(of: old.position, in: .sections, target)
                 guard current != Int64(to) else { return }
             }
-            let key = try place(.sections, at: to, excluding: id, in: &target)
+            let key = try place(.sections, at: to, excluding: id, excludedKey: old.position, in: &target)
             try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
                        in: &target)
             try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
@@ -281,12 +290,12 @@ package final class ListWriter {
                 guard try sectionExists(list, destination) else { throw notFound(section: destination) }
             }
             if destination == old.section && to >= 0 {
-                let current = try db.integer(
-                    "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND position < ?",
-                    list.sql, destination.sql, old.position.sql)
+                let current = try rank(of: old.position, in: .items(destination), target)
                 guard current != Int64(to) else { return }
             }
-            let key = try place(.items(destination), at: to, excluding: id, in: &target)
+            let key = try place(
+                .items(destination), at: to, excluding: id,
+                excludedKey: destination == old.section ? old.position : nil, in: &target)
             try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
                        model: old.model, in: &target)
             try db.run("UPDATE items SET section_id = ?, position = ? WHERE list_id = ? AND id = ?",
@@ -311,13 +320,47 @@ package final class ListWriter {
     /// members (all but `excluding`), or at the end when `index` is `nil`;
     /// renumbers the group when no key fits.
     ///
-    /// Only the neighbours are read (an `OFFSET` walk of the position index),
-    /// never the whole group, and the group is counted only to word an error.
+    /// On a hot list whose group this write has not changed yet, the rank
+    /// index gives the neighbours in O(log n). Otherwise only the neighbours
+    /// are read (an `OFFSET` walk of the position index, O(index)), never the
+    /// whole group, and the group is counted only to word an error.
     /// - Throws: `positionOutOfRange` when `index` is outside `0...count`.
-    private func place(_ group: Group, at index: Int?, excluding: Identifier?, in target: inout Target)
-        throws(StoreError) -> Int64
-    {
+    private func place(
+        _ group: Group, at index: Int?, excluding: Identifier?, excludedKey: Int64? = nil, in target: inout Target
+    ) throws(StoreError) -> Int64 {
         let list = target.id
+        let groupID: Identifier?
+        switch group {
+        case .sections: groupID = nil
+        case .items(let section): groupID = section
+        }
+        defer { target.changedGroups.insert(groupID) }
+        // A hot list's rank index finds the neighbours in O(log n) while this
+        // write has not changed the group yet (then it describes the rows).
+        if !target.changedGroups.contains(groupID), let hotIndex = hot.index(of: list),
+            excluding == nil || excludedKey != nil
+        {
+            let ranked: RankedKeys
+            switch group {
+            case .sections: ranked = hotIndex.sections
+            case .items(let section): ranked = hotIndex.items[section] ?? RankedKeys()
+            }
+            let skipped = excludedKey.map { ranked.rank(below: $0) }
+            let count = ranked.count - (skipped == nil ? 0 : 1)
+            func key(_ rank: Int) -> Int64? {
+                guard rank >= 0, rank < count else { return nil }
+                if let skipped, rank >= skipped { return ranked.key(at: rank + 1) }
+                return ranked.key(at: rank)
+            }
+            if let index, index < 0 || index > count {
+                // Out of range: the database path below words the error.
+            } else {
+                let lower = index.map { $0 == 0 ? nil : key($0 - 1) } ?? key(count - 1)
+                let upper = index.flatMap { key($0) }
+                if let placed = keys.between(lower, upper) { return placed }
+                return try renumber(group, reserving: index, excluding: excluding?.rawValue ?? "", in: &target)
+            }
+        }
         let skip = excluding?.rawValue ?? ""
         let (table, filter, values): (String, String, [SQLValue])
         switch group {
@@ -350,6 +393,28 @@ package final class ListWriter {
         let upper: Int64? = index == 0 ? neighbours.first : (neighbours.count > 1 ? neighbours[1] : nil)
         if let key = keys.between(lower, upper) { return key }
         return try renumber(group, reserving: index, excluding: skip, in: &target)
+    }
+
+    /// How many of the group's members have a key below `key`: from a hot
+    /// list's rank index (O(log n)) while this write has not changed the
+    /// group, else counted in the database (O(rank)).
+    private func rank(of key: Int64, in group: Group, _ target: Target) throws(StoreError) -> Int64 {
+        let list = target.id
+        switch group {
+        case .sections:
+            if !target.changedGroups.contains(nil), let index = hot.index(of: list) {
+                return Int64(index.sections.rank(below: key))
+            }
+            return try db.integer(
+                "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", list.sql, key.sql)
+        case .items(let section):
+            if !target.changedGroups.contains(section), let index = hot.index(of: list) {
+                return Int64(index.items[section]?.rank(below: key) ?? 0)
+            }
+            return try db.integer(
+                "SELECT count(*) FROM items WHERE list_id = ? AND section_id = ? AND position < ?",
+                list.sql, section.sql, key.sql)
+        }
     }
 
     /// Spreads the group's keys evenly, leaving slot `index` free, and returns
@@ -396,6 +461,11 @@ package final class ListWriter {
         model: String? = nil, in target: inout Target
     ) throws(StoreError) {
         target.changed = true
+        switch kind {
+        case .section: target.changedGroups.insert(nil)
+        case .item: target.changedGroups.insert(section)
+        case .list: break
+        }
         try db.run(
             """
             INSERT INTO history (list_id, version, kind, entity_id, existed, section_id, position, model)
@@ -419,10 +489,12 @@ package final class ListWriter {
         try db.run(
             "INSERT INTO versions (list_id, version, committed_at) VALUES (?, ?, ?)",
             target.id.sql, version.sql, now.sql)
+        let change = try recordedChange(target)
         try prune(target.id, now: now)
         let result = WriteResult(
-            list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true)
-        return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false)])
+            list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true,
+            change: change)
+        return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)])
     }
 
     /// Raises the list's history floor to honour both retention limits, then
@@ -545,10 +617,10 @@ package final class ListWriter {
     /// Validates a whole-list body (create, replace) and gives every entity an id.
     private func prepareBody(_ sections: [NewSection]) throws(StoreError) -> [SectionSnapshot] {
         let total = sections.reduce(sections.count) { $0 + $1.items.count }
-        guard total <= configuration.maxOpsPerWrite else {
+        guard total <= configuration.maxBodyElements else {
             throw StoreError(
                 .limitExceeded,
-                "a list body holds at most \(configuration.maxOpsPerWrite) sections and items, this one has \(total)")
+                "a list body holds at most \(configuration.maxBodyElements) sections and items, this one has \(total)")
         }
         var sectionIDs = Set<Identifier>()
         var itemIDs = Set<Identifier>()

@@ -139,6 +139,18 @@ public final class SQLiteStore: Store {
         try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
     }
 
+    /// Runs on the writer thread, where the hot lists' rank indexes live, so
+    /// the index and the rows it counts are always of one state.
+    public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
+        let lookup = try await write { writer, _ throws(StoreError) in
+            (try writer.changes(of: list, since: version), [Commit]())
+        }
+        switch lookup {
+        case .change(let change): return .change(change)
+        case .outsideHistory: return .reset(try await snapshot(of: list))
+        }
+    }
+
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
         try await read { reader throws(StoreError) in try reader.items(list, query: query) }
     }
@@ -353,11 +365,13 @@ struct WriterLoop {
                 broken = error
                 break
             }
+            writer.hot.beginWrite()
             do throws(StoreError) {
                 let completed = try write.run(writer)
                 try db.execute("RELEASE write")
                 succeeded.append((write, completed))
             } catch {
+                writer.hot.evictWrite()
                 // A full database may have rolled the whole transaction back already: none of
                 // the batch is kept, and each write is told the database is full.
                 if error.kind == .storageFull {
@@ -379,12 +393,14 @@ struct WriterLoop {
         }
         if let broken {
             try? db.execute("ROLLBACK")
+            writer.hot.evictDirty()
             let error =
                 broken.kind == .storageFull
                 ? StoreError.databaseFull : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
             for write in batch { write.fail(error) }
             return
         }
+        writer.hot.markClean()
         statistics.commits.add(1, ordering: .relaxed)
         statistics.writes.add(succeeded.count, ordering: .relaxed)
         writer.configuration.onGroupCommit?(succeeded.count)

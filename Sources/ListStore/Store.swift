@@ -39,6 +39,13 @@ public protocol Store: Sendable {
     /// the retained history, all in one read transaction.
     func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError) -> VersionedSnapshots
 
+    /// The net change from `version` to the current version, or a reset when
+    /// `version` is outside the kept history or above the current version.
+    ///
+    /// Its cost should grow with the change, not with the list; the default
+    /// implementation rebuilds both snapshots (O(n)) and is only a fallback.
+    func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince
+
     /// A page of items filtered by section, model-field equality and substring.
     func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage
 
@@ -48,4 +55,26 @@ public protocol Store: Sendable {
     /// never behind a client's own acknowledged write), never under a lock; it
     /// must return quickly.
     func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription
+}
+
+extension Store {
+    /// The fallback: both whole snapshots, every element named (no runs).
+    public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
+        let snapshots = try await snapshots(of: list, at: [version])
+        let current = snapshots.current
+        guard version <= current.version, let old = snapshots.atVersion[version] else { return .reset(current) }
+        return .change(
+            NetChange(
+                list: current.id, epoch: current.epoch, from: version, to: current.version,
+                old: old.condensedSections, new: current.condensedSections))
+    }
+}
+
+extension ListSnapshot {
+    /// The whole snapshot as a condensed list with no runs.
+    public var condensedSections: [CondensedSection] {
+        sections.map { section in
+            .section(id: section.id, model: section.model, items: section.items.map { .item(id: $0.id, model: $0.model) })
+        }
+    }
 }

@@ -14,6 +14,8 @@ public struct StoreConfiguration: Sendable {
     /// The most ops in one `apply`, and the most sections plus items in one
     /// `createList` or `replace`.
     public var maxOpsPerWrite: Int
+    /// Most sections and items in one whole-list body (create, replace).
+    public var maxBodyElements: Int
     /// The most items an items query returns in one page.
     public var maxPageSize: Int
     /// How many versions of history each list keeps (snapshots at versions
@@ -34,6 +36,9 @@ public struct StoreConfiguration: Sendable {
     /// The most pages the database file may grow to (`PRAGMA max_page_count` on the writer),
     /// nil for SQLite's default: for testing what a full disk does, without filling one.
     public var maxDatabasePages: Int64?
+    /// Bytes the rank indexes of hot lists may take together (about 10 bytes
+    /// per item); the least recently used list's index is dropped beyond it.
+    public var hotListMemory: Int
     /// Called after each group commit with the number of writes it made
     /// durable together (for metrics); runs on the writer thread, so it must
     /// be quick.
@@ -53,6 +58,8 @@ public struct StoreConfiguration: Sendable {
         maxWritesPerCommit: Int = 512,
         busyTimeout: Duration = .seconds(5),
         positionGap: Int64 = 1 << 32,
+        maxBodyElements: Int = 250_000,
+        hotListMemory: Int = 256 << 20,
         onGroupCommit: (@Sendable (_ writes: Int) -> Void)? = nil
     ) {
         self.migrationsDirectory = migrationsDirectory
@@ -67,6 +74,8 @@ public struct StoreConfiguration: Sendable {
         self.maxWritesPerCommit = maxWritesPerCommit
         self.busyTimeout = busyTimeout
         self.positionGap = positionGap
+        self.hotListMemory = hotListMemory
+        self.maxBodyElements = maxBodyElements
         self.onGroupCommit = onGroupCommit
     }
 }

@@ -91,8 +91,14 @@ enum ItemFate: UInt8 {
 struct Plan {
     @usableFromInline var stages: [IndexStage] = []
 
+    /// - Parameters:
+    ///   - mustMoveSection: per new section, whether it must be reported moved
+    ///     when it survives (it is left out of the longest increasing subsequence).
+    ///   - mustMoveItem: per new item, the same for items that stay in their section.
+    ///   The condensed diff uses them for elements that changed place relative to
+    ///   untouched runs, so that the runs are always the ones kept.
     @usableFromInline
-    init(_ m: Matching) {
+    init(_ m: Matching, mustMoveSection: [Bool]? = nil, mustMoveItem: [Bool]? = nil) {
         let oldSectionCount = m.oldSectionMatch.count
         let newSectionCount = m.newSectionMatch.count
         let newTotal = m.newMatch.count
@@ -103,7 +109,7 @@ struct Plan {
         var lis = LongestIncreasingSubsequence()
         var sectionKept = [Bool](repeating: false, count: newSectionCount)
         var previousSection: Int32 = -1
-        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 {
+        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 && mustMoveSection?[t] != true {
             let s = m.newSectionMatch[t]
             var continues = previousSection >= 0 && s > previousSection
             if continues {
@@ -117,7 +123,7 @@ struct Plan {
         }
         _ = lis.run()
         var cursor = (block: -1, left: Int32(0))
-        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 {
+        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 && mustMoveSection?[t] != true {
             sectionKept[t] = lis.isNextKept(&cursor)
         }
 
@@ -144,7 +150,9 @@ struct Plan {
             for h in range {
                 let g = m.newMatch[h]
                 if g < 0 { continue }
-                if m.oldSectionOf[Int(g)] == oldSection {
+                if m.oldSectionOf[Int(g)] == oldSection && mustMoveItem?[h] == true {
+                    fate[h] = .movedWithin
+                } else if m.oldSectionOf[Int(g)] == oldSection {
                     var continues = previous >= 0 && g > previous
                     if continues {
                         for between in (Int(previous) + 1)..<Int(g) {
@@ -192,7 +200,9 @@ struct Plan {
                 }
             }
             if fromDeleted {
-                parkingSection = m.newSectionMatch.firstIndex { $0 >= 0 } ?? -1
+                // A section that is not updated, so parking does not push its update to a later stage.
+                let surviving = m.newSectionMatch.indices.filter { m.newSectionMatch[$0] >= 0 }
+                parkingSection = surviving.first { !m.sectionChanged[$0] } ?? surviving.first ?? -1
                 if parkingSection < 0 || fromDeletedChanged {
                     threeStages = true
                     parkingSection = -1
@@ -376,9 +386,85 @@ struct Plan {
                 }
             }
         }
-        for var stage in [first, second, third] where !stage.isEmpty {
+        var planned = [first, second, third].filter { !$0.isEmpty }
+        Self.isolateSectionUpdates(&planned)
+        for var stage in planned {
             stage.sort()
             stages.append(stage)
         }
+    }
+
+    /// Moves every section update that shares its stage with an item operation
+    /// in that section (a delete, insert, update, or a move into or out of it)
+    /// to the next stage, at the section's position after its stage, adding a
+    /// stage at the end only when the last one has such a conflict. Clients
+    /// may then apply a section update as `reloadSections`, which UIKit rejects
+    /// beside any item change in the same section.
+    ///
+    /// - Complexity: O(k log k) per stage for k operations.
+    static func isolateSectionUpdates(_ stages: inout [IndexStage]) {
+        var number = 0
+        while number < stages.count {
+            let stage = stages[number]
+            number += 1
+            guard !stage.sectionUpdated.isEmpty else { continue }
+            var before = Set<Int>()
+            var after = Set<Int>()
+            for path in stage.itemDeleted { before.insert(path.section) }
+            for update in stage.itemUpdated { before.insert(update.at.section) }
+            for move in stage.itemMoved {
+                before.insert(move.from.section)
+                after.insert(move.to.section)
+            }
+            for insertion in stage.itemInserted { after.insert(insertion.at.section) }
+            if before.isEmpty && after.isEmpty { continue }
+            let mapper = SectionPositionMapper(stage)
+            var kept: [(at: Int, section: Int32)] = []
+            var deferred: [(at: Int, section: Int32)] = []
+            for update in stage.sectionUpdated {
+                let later = mapper.positionAfter(update.at)
+                if before.contains(update.at) || after.contains(later) {
+                    deferred.append((later, update.section))
+                } else {
+                    kept.append(update)
+                }
+            }
+            guard !deferred.isEmpty else { continue }
+            stages[number - 1].sectionUpdated = kept
+            if number == stages.count { stages.append(IndexStage()) }
+            stages[number].sectionUpdated.append(contentsOf: deferred)
+        }
+    }
+}
+
+/// Where a section that a stage neither deletes nor moves ends up after it.
+struct SectionPositionMapper {
+    private let removed: [Int]
+    private let targets: [Int]
+
+    init(_ stage: IndexStage) {
+        removed = (stage.sectionDeleted + stage.sectionMoved.map(\.from)).sorted()
+        targets = (stage.sectionInserted.map(\.at) + stage.sectionMoved.map(\.to)).sorted()
+    }
+
+    /// The position after the stage of the section at `before` before it.
+    func positionAfter(_ before: Int) -> Int {
+        // Its rank among the sections that stay, then the rank-th free slot
+        // once inserted and moved sections take their places.
+        var position = before - Self.countBelow(before, in: removed)
+        for target in targets {
+            if target <= position { position += 1 } else { break }
+        }
+        return position
+    }
+
+    private static func countBelow(_ value: Int, in sorted: [Int]) -> Int {
+        var low = 0
+        var high = sorted.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sorted[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

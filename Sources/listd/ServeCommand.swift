@@ -188,7 +188,11 @@ struct Settings {
         migrate = try !env.resolveFlag(options.noMigrate, "LISTD_NO_MIGRATE")
 
         let synchronous = try env.resolve(options.synchronous, "LISTD_SYNCHRONOUS", default: .full)
-        let maxBody = try env.resolve(options.maxBodyBytes, "LISTD_MAX_BODY_BYTES", default: 8 * 1024 * 1024)
+        let maxBody = try env.resolve(options.maxBodyBytes, "LISTD_MAX_BODY_BYTES", default: 32 * 1024 * 1024)
+        let maxBodyElements = try env.resolve(options.maxBodyElements, "LISTD_MAX_BODY_ELEMENTS", default: 250_000)
+        let hotListMemory = try env.resolve(options.hotListMemory, "LISTD_HOT_LIST_MEMORY", default: 256 << 20)
+        guard maxBodyElements >= 1 else { throw ValidationError("--max-body-elements must be at least 1") }
+        guard hotListMemory >= 0 else { throw ValidationError("--hot-list-memory must be at least 0") }
         let maxModel = try env.resolve(options.maxModelBytes, "LISTD_MAX_MODEL_BYTES", default: 64 * 1024)
         let historyVersions = try env.resolve(options.historyVersions, "LISTD_HISTORY_VERSIONS", default: 10_000)
         let historyAge = try env.resolve(
@@ -205,7 +209,9 @@ struct Settings {
             maxModelBytes: maxModel,
             historyVersions: Int64(historyVersions),
             // 0 means "by count only": a century is as good as forever here.
-            historyAge: historyAge.duration == .zero ? .seconds(100 * 365 * 86_400) : historyAge.duration)
+            historyAge: historyAge.duration == .zero ? .seconds(100 * 365 * 86_400) : historyAge.duration,
+            maxBodyElements: maxBodyElements,
+            hotListMemory: hotListMemory)
         if let pages = options.testingMaxDatabasePages {
             guard pages >= 1 else { throw ValidationError("--testing-max-database-pages must be at least 1") }
             store.maxDatabasePages = pages

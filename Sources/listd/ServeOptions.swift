@@ -31,11 +31,17 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Most open connections; over it listd answers 503 (env: LISTD_MAX_CONNECTIONS; default: the file-descriptor limit less a reserve).")
     var maxConnections: Int?
 
-    @Option(help: "Largest request body in bytes (env: LISTD_MAX_BODY_BYTES; default: 8388608).")
+    @Option(help: "Largest request body in bytes (env: LISTD_MAX_BODY_BYTES; default: 33554432).")
     var maxBodyBytes: Int?
 
     @Option(help: "Largest model of a section or item in bytes (env: LISTD_MAX_MODEL_BYTES; default: 65536).")
     var maxModelBytes: Int?
+
+    @Option(help: "Most sections and items in one list body (create, PUT) (env: LISTD_MAX_BODY_ELEMENTS; default: 250000).")
+    var maxBodyElements: Int?
+
+    @Option(help: "Bytes of memory for the rank indexes of hot lists, about 10 per item (env: LISTD_HOT_LIST_MEMORY; default: 268435456).")
+    var hotListMemory: Int?
 
     @Option(help: "Versions of history kept per list for change streams (env: LISTD_HISTORY_VERSIONS; default: 10000).")
     var historyVersions: Int?

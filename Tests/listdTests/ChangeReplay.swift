@@ -49,6 +49,34 @@ enum ChangeReplay {
         return state
     }
 
+    /// How many of the answer's section updates share their stage with an item
+    /// change in that section (which a client applying them as
+    /// `reloadSections` would see UIKit reject); computed from the wire form alone.
+    static func reloadConflicts(_ answer: JSONValue) -> Int {
+        var conflicts = 0
+        for stage in answer["stages"]?.arrayValue ?? [] {
+            func ints(_ key: String) -> [Int] { (stage[key]?.arrayValue ?? []).compactMap(\.intValue) }
+            func sections(_ key: String, _ field: String?) -> [Int] {
+                (stage[key]?.arrayValue ?? []).compactMap { entry in
+                    let path = field.map { entry[$0] } ?? entry
+                    return path?[0]?.intValue
+                }
+            }
+            let removed = (ints("sectionDeleted") + (stage["sectionMoved"]?.arrayValue ?? []).compactMap { $0["from"]?.intValue })
+            let targets = ((stage["sectionInserted"]?.arrayValue ?? []).compactMap { $0["at"]?.intValue }
+                + (stage["sectionMoved"]?.arrayValue ?? []).compactMap { $0["to"]?.intValue }).sorted()
+            let before = Set(sections("itemDeleted", nil) + sections("itemUpdated", "at") + sections("itemMoved", "from"))
+            let after = Set(sections("itemInserted", "at") + sections("itemMoved", "to"))
+            for update in stage["sectionUpdated"]?.arrayValue ?? [] {
+                guard let at = update["at"]?.intValue else { continue }
+                var position = at - removed.filter { $0 < at }.count
+                for target in targets where target <= position { position += 1 }
+                if before.contains(at) || after.contains(position) { conflicts += 1 }
+            }
+        }
+        return conflicts
+    }
+
     /// A wire stage as SectionDiff's value; updates take their ids from `before`.
     static func decodeStage(_ value: JSONValue, before: Sections) throws -> Stage<JSONEntry, JSONEntry> {
         func ints(_ key: String) throws -> [Int] {

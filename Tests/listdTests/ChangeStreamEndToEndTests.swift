@@ -80,6 +80,26 @@ import Testing
         #expect(recent["reset"] == nil, "inside the window: stages")
     }
 
+    @Test func maxChangesOptsIntoAResetWhenParked() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        try await makeList(server)
+        async let capped = server.get("/lists/l/changes?since=1&timeout=20&maxChanges=0")
+        async let plain = server.get("/lists/l/changes?since=1&timeout=20")
+        async let many = server.request("POST", "/changes", body: ["lists": ["l": 1], "timeout": 20, "maxChanges": 0])
+        #expect(await eventually { (try? await server.get("/metrics").text.contains("listd_parked_waiters 3")) == true })
+        let write = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "deleteItem", "id": "a"]]])
+        #expect(write.status == 200)
+        let (cappedAnswer, plainAnswer, manyAnswer) = try await (capped, plain, many)
+        let cappedValue = try JSONValue(parsing: Array(cappedAnswer.body))
+        #expect(cappedValue["reset"]?.boolValue == true && cappedValue["to"]?.intValue == 2)
+        let plainValue = try JSONValue(parsing: Array(plainAnswer.body))
+        #expect(plainValue["reset"] == nil && plainValue["stages"]?.arrayValue?.count == 1)
+        let manyValue = try JSONValue(parsing: Array(manyAnswer.body))
+        #expect(manyValue["lists"]?["l"]?["reset"]?.boolValue == true)
+        #expect(try await server.request("POST", "/changes", body: ["lists": ["l": 1], "maxChanges": "x"]).status == 400)
+    }
+
     @Test func manyListsAtOnce() async throws {
         let server = try await ListdServer()
         defer { server.stop() }
@@ -142,6 +162,10 @@ import Testing
         history[initial.version] = initial.sections
         var nextID = 0
         var landed = 0
+        var resets = 0
+        var reloadConflicts = 0
+        var answers = 0
+        var stages = 0
         for round in 0..<rounds {
             let current = try await snapshotSections(server, "l")
             let write: ServerReplyBody
@@ -160,6 +184,10 @@ import Testing
             if reply.status == 200 {
                 // The write's own answer replays too.
                 let answer = try JSONValue(parsing: Array(reply.body))
+                answers += 1
+                stages += answer["stages"]?.arrayValue?.count ?? 0
+                if answer["reset"]?.boolValue == true { resets += 1 }
+                reloadConflicts += ChangeReplay.reloadConflicts(answer)
                 let after = try await snapshotSections(server, "l")
                 #expect(try ChangeReplay.apply(answer, to: current.sections) == after.sections, "round \(round): write answer")
                 history[after.version] = after.sections
@@ -168,12 +196,21 @@ import Testing
             let now = try await snapshotSections(server, "l")
             let since = history.keys.randomElement(using: &random) ?? 1
             let changes = try JSONValue(parsing: Array(try await server.get("/lists/l/changes?since=\(since)&timeout=0").body))
+            answers += 1
+            stages += changes["stages"]?.arrayValue?.count ?? 0
+            if changes["reset"]?.boolValue == true { resets += 1 }
+            reloadConflicts += ChangeReplay.reloadConflicts(changes)
             let replayed = try ChangeReplay.apply(changes, to: history[since] ?? [])
             #expect(replayed == now.sections, "round \(round): since \(since) → \(now.version)")
             if replayed != now.sections { break }
         }
         // Random ops are sometimes invalid on purpose; most must land for the test to mean something.
         #expect(landed * 10 >= rounds * 6, "only \(landed) of \(rounds) writes landed")
+        // Every version asked is inside the kept history and of the list's epoch:
+        // a reset here could only be one for size, which the contract forbids.
+        print("randomWritesReplayExactly: \(answers) answers, \(stages) stages, \(resets) resets, \(reloadConflicts) reloadSections conflicts")
+        #expect(resets == 0, "\(resets) of \(answers) answers were resets")
+        #expect(reloadConflicts == 0, "\(reloadConflicts) section updates beside an item change in their section")
     }
 }
 

@@ -255,6 +255,6 @@ import Testing
 func snapshotSections(_ server: ListdServer, _ list: String) async throws -> (sections: ChangeReplay.Sections, version: Int) {
     let reply = try await server.get("/lists/\(list)")
     guard reply.status == 200 else { throw ServerFailure(description: "GET /lists/\(list): \(reply.status) \(reply.text)") }
-    let value = try JSONValue(parsing: Array(reply.body))
+    let value = try JSONValue(parsing: Array(reply.body), limits: JSONLimits(maxDepth: 64, maxBytes: .max))
     return (try ChangeReplay.sections(ofSnapshot: value), value["version"]?.intValue ?? -1)
 }

@@ -19,6 +19,9 @@ struct ChangeAnswer: Sendable {
     var stageCount: Int
     /// The compact JSON object, without a trailing newline.
     var json: [UInt8]
+    /// How many sections and items the stages name: one per entry of every
+    /// stage, plus the items inside inserted sections (what `maxChanges` weighs).
+    var changeCount = 0
 
     /// The answer for a client that is up to date: no stages, `to == from`.
     static func unchanged(_ head: ListHead, from: Int64) -> ChangeAnswer {
@@ -66,27 +69,65 @@ struct ChangeAnswer: Sendable {
             json: writer.bytes)
     }
 
-    /// The net change from `old` to `new` as stages, or a reset when the
-    /// stages would carry more than the snapshot itself.
+    /// The net change from `old` to `new` as stages (a whole-snapshot diff, O(n)).
     static func between(_ old: ListSnapshot, _ new: ListSnapshot) -> ChangeAnswer {
         let changeset = ListChangeset(from: old.diffSections, to: new.diffSections)
-        if changeset.size.exceeds(snapshotSections: new.sections.count, items: new.itemCount) {
-            return reset(new, from: old.version)
-        }
+        return stages(changeset, list: new.id, epoch: new.epoch, from: old.version, to: new.version)
+    }
+
+    /// The net change a store described by what it touched; costs what the change holds.
+    static func change(_ change: NetChange) -> ChangeAnswer {
+        let changeset = ListChangeset(condensedFrom: change.old.diffSections, to: change.new.diffSections)
+        return stages(changeset, list: change.list, epoch: change.epoch, from: change.from, to: change.to)
+    }
+
+    private static func stages(_ changeset: ListChangeset, list: Identifier, epoch: String, from: Int64, to: Int64)
+        -> ChangeAnswer
+    {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
         writer.key("list")
-        writer.string(new.id.rawValue)
+        writer.string(list.rawValue)
         writer.key("epoch")
-        writer.string(new.epoch)
+        writer.string(epoch)
         writer.key("from")
-        writer.int64(old.version)
+        writer.int64(from)
         writer.key("to")
-        writer.int64(new.version)
+        writer.int64(to)
         writer.stages(changeset)
         writer.endObject()
+        var count = 0
+        for stage in changeset.stages {
+            count += stage.operationCount
+            for insertion in stage.sectionInserted { count += insertion.section.items.count }
+        }
         return ChangeAnswer(
-            list: new.id, epoch: new.epoch, from: old.version, to: new.version, reset: false,
-            stageCount: changeset.stages.count, json: writer.bytes)
+            list: list, epoch: epoch, from: from, to: to, reset: false, stageCount: changeset.stages.count,
+            json: writer.bytes, changeCount: count)
+    }
+}
+
+/// The condensed change in the diff engine's terms.
+typealias CondensedDiffSections = [ArraySection<Condensed<JSONEntry>, Condensed<JSONEntry>>]
+
+extension Array where Element == CondensedSection {
+    var diffSections: CondensedDiffSections {
+        map { section in
+            switch section {
+            case .untouched(let run, let count):
+                return ArraySection(model: .run(id: run, count: count), items: [])
+            case .section(let id, let model, let items):
+                return ArraySection(
+                    model: .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText))),
+                    items: items.map { item in
+                        switch item {
+                        case .untouched(let run, let count):
+                            return .run(id: run, count: count)
+                        case .item(let id, let model):
+                            return .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText)))
+                        }
+                    })
+            }
+        }
     }
 }

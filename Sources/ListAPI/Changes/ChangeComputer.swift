@@ -5,10 +5,12 @@ import Synchronization
 /// clients ask it at the same time, and remembers recent answers while they
 /// are still current.
 ///
-/// The net change is exact by construction: the store rebuilds the snapshot
-/// at V from its history of before-images, and SectionDiff diffs it against
-/// the current snapshot, so an item updated a thousand times since V appears
-/// once and one inserted and deleted since V not at all.
+/// The net change comes from the store as what changed since V
+/// (``Store/changes(of:since:)``: the touched sections and items with their
+/// places then and now, untouched stretches folded into runs), and SectionDiff
+/// stages it (``StagedChangeset/init(condensedFrom:to:)``), so an answer costs
+/// what it carries, whatever the list's size; an item updated a thousand times
+/// since V appears once and one inserted and deleted since V not at all.
 final class ChangeComputer: Sendable {
     /// What identifies a question.
     struct Question: Hashable, Sendable {
@@ -16,6 +18,9 @@ final class ChangeComputer: Sendable {
         var from: Int64
         /// The epoch the client holds, if it sent one.
         var epoch: String?
+        /// `maxChanges`: the client prefers the snapshot to a change naming
+        /// more sections and items than this.
+        var maxChanges: Int? = nil
     }
 
     private enum Outcome: Sendable {
@@ -48,6 +53,29 @@ final class ChangeComputer: Sendable {
 
     /// The answer to `question`; shared with every concurrent asker of the same question.
     func answer(_ question: Question) async throws(StoreError) -> ChangeAnswer {
+        if let limit = question.maxChanges {
+            var plain = question
+            plain.maxChanges = nil
+            let answer = try await answer(plain)
+            guard !answer.reset, answer.changeCount > limit else { return answer }
+            return try await sharedAnswer(question)
+        }
+        return try await sharedAnswer(question)
+    }
+
+    /// The answer a store recorded with a commit, staged once and remembered
+    /// for everyone asking "changes since the version before it".
+    func recorded(_ change: NetChange) -> ChangeAnswer {
+        let question = Question(list: change.list, from: change.from, epoch: nil)
+        if let known = state.withLock({ $0.recent[question] }), known.to == change.to, known.epoch == change.epoch {
+            return known
+        }
+        let answer = ChangeAnswer.change(change)
+        state.withLock { state in remember(answer, for: question, in: &state) }
+        return answer
+    }
+
+    private func sharedAnswer(_ question: Question) async throws(StoreError) -> ChangeAnswer {
         enum Role { case reuse(ChangeAnswer), join, compute }
         let head = router.head(of: question.list)
         let role: Role = state.withLock { state in
@@ -74,7 +102,7 @@ final class ChangeComputer: Sendable {
             switch outcome {
             case .answer(let answer): return answer
             case .failure(let error): throw error
-            case .retry: return try await answer(question)
+            case .retry: return try await sharedAnswer(question)
             }
         case .compute:
             let outcome: Outcome
@@ -92,22 +120,36 @@ final class ChangeComputer: Sendable {
             switch outcome {
             case .answer(let answer): return answer
             case .failure(let error): throw error
-            case .retry: return try await answer(question)
+            case .retry: return try await sharedAnswer(question)
             }
         }
     }
 
     private func compute(_ question: Question) async throws(StoreError) -> ChangeAnswer {
         computations.add(1, ordering: .relaxed)
-        let snapshots = try await store.snapshots(of: question.list, at: [question.from])
-        let current = snapshots.current
-        router.note(current.head)
-        if let epoch = question.epoch, epoch != current.epoch { return .reset(current, from: question.from) }
-        if question.from == current.version { return .unchanged(current.head, from: question.from) }
-        guard question.from < current.version, let old = snapshots.atVersion[question.from] else {
+        if question.maxChanges != nil {
+            // Asked only once the change is known to be larger than the client wants.
+            let current = try await store.snapshot(of: question.list)
+            router.note(current.head)
             return .reset(current, from: question.from)
         }
-        return .between(old, current)
+        if let epoch = question.epoch, let head = router.head(of: question.list), head.epoch != epoch {
+            let current = try await store.snapshot(of: question.list)
+            router.note(current.head)
+            if current.epoch != epoch { return .reset(current, from: question.from) }
+        }
+        switch try await store.changes(of: question.list, since: question.from) {
+        case .reset(let current):
+            router.note(current.head)
+            return .reset(current, from: question.from)
+        case .change(let change):
+            router.note(change.head)
+            if let epoch = question.epoch, epoch != change.epoch {
+                return .reset(try await store.snapshot(of: question.list), from: question.from)
+            }
+            if change.from == change.to { return .unchanged(change.head, from: question.from) }
+            return .change(change)
+        }
     }
 
     private func remember(_ answer: ChangeAnswer, for question: Question, in state: inout State) {

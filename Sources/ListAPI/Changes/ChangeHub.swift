@@ -36,16 +36,19 @@ final class ChangeHub: Sendable {
         let pretty: Bool
         let since: [Identifier: Int64]
         let epochs: [Identifier: String]
+        /// `maxChanges`: the waiter prefers a reset to a change naming more sections and items.
+        let maxChanges: Int?
 
         init(
             responder: Responder.Finishing, watch: Watch, pretty: Bool, since: [Identifier: Int64],
-            epochs: [Identifier: String]
+            epochs: [Identifier: String], maxChanges: Int? = nil
         ) {
             self.responder = responder
             self.watch = watch
             self.pretty = pretty
             self.since = since
             self.epochs = epochs
+            self.maxChanges = maxChanges
         }
     }
 
@@ -101,10 +104,11 @@ final class ChangeHub: Sendable {
     /// subscribing, so no commit can slip between the caller's check and the park.
     func park(
         _ watch: Watch, since: [Identifier: Int64], epochs: [Identifier: String], timeout: Duration,
-        pretty: Bool, responder: Responder.Finishing
+        pretty: Bool, maxChanges: Int? = nil, responder: Responder.Finishing
     ) -> ParkResult {
         let deadline = self.deadline(after: timeout)
-        let parked = Parked(responder: responder, watch: watch, pretty: pretty, since: since, epochs: epochs)
+        let parked = Parked(
+            responder: responder, watch: watch, pretty: pretty, since: since, epochs: epochs, maxChanges: maxChanges)
         let result: (ParkResult, UInt64?) = state.withLock { state in
             if state.shuttingDown { return (.shuttingDown, nil) }
             for list in since.keys where state.subscriptions[list] == nil {
@@ -163,7 +167,8 @@ final class ChangeHub: Sendable {
             if commit.deleted {
                 for waiter in group.waiters { answerDeleted(commit.list, waiter.payload) }
             } else {
-                answer(group.waiters, woken: commit.list, since: group.since)
+                let recorded = commit.change.flatMap { $0.from == group.since && $0.to == commit.version ? $0 : nil }
+                answer(group.waiters, woken: commit.list, since: group.since, recorded: recorded)
             }
         }
     }
@@ -196,19 +201,36 @@ final class ChangeHub: Sendable {
     /// Answers waiters woken by a commit of `list`. Waiters of one list share
     /// one computed answer; a multi-list waiter also gets every other list of
     /// its own that has moved on.
-    private func answer(_ waiters: [WaiterTable<Parked>.Waiter], woken list: Identifier, since: Int64) {
+    private func answer(
+        _ waiters: [WaiterTable<Parked>.Waiter], woken list: Identifier, since: Int64, recorded: NetChange? = nil
+    ) {
         Task {
             let question = ChangeComputer.Question(list: list, from: since, epoch: nil)
             let shared: Result<ChangeAnswer, StoreError>
-            do throws(StoreError) {
-                shared = .success(try await computer.answer(question))
-            } catch {
-                shared = .failure(error)
+            if let recorded {
+                // The commit carries its own change: no store round trip.
+                shared = .success(computer.recorded(recorded))
+            } else {
+                do throws(StoreError) {
+                    shared = .success(try await computer.answer(question))
+                } catch {
+                    shared = .failure(error)
+                }
             }
             var compactBody: [UInt8]?
             for entry in waiters {
                 let waiter = entry.payload
                 switch (waiter.watch, shared) {
+                case (.one, .success(let answer)) where !answer.reset && answer.changeCount > (waiter.maxChanges ?? .max):
+                    // This waiter would rather have the snapshot than so large a change.
+                    do throws(StoreError) {
+                        let reset = try await computer.answer(
+                            ChangeComputer.Question(list: list, from: since, epoch: nil, maxChanges: waiter.maxChanges))
+                        metrics.served(reset)
+                        respond(waiter, json: reset.json, compact: nil)
+                    } catch {
+                        waiter.responder.respond(Problem(error).response())
+                    }
                 case (.one, .success(let answer)):
                     if compactBody == nil { compactBody = answer.json + [UInt8(ascii: "\n")] }
                     metrics.served(answer)
@@ -233,7 +255,8 @@ final class ChangeHub: Sendable {
             }
             guard head.version != since || (waiter.epochs[list].map { $0 != head.epoch } ?? false) else { continue }
             do {
-                let question = ChangeComputer.Question(list: list, from: since, epoch: waiter.epochs[list])
+                let question = ChangeComputer.Question(
+                    list: list, from: since, epoch: waiter.epochs[list], maxChanges: waiter.maxChanges)
                 answers.append(try await computer.answer(question))
             } catch where error.kind == .listNotFound {
                 deleted.append(list)

@@ -5,7 +5,7 @@ import ListStore
 /// Turns request bodies into the store's values.
 struct RequestDecoder: Sendable {
     /// The largest body accepted, in bytes (the HTTP layer enforces it too).
-    var maxBodyBytes: Int = 8 * 1024 * 1024
+    var maxBodyBytes: Int = 32 * 1024 * 1024
     /// Limits applied to every model in a body.
     var models = ModelLimits()
 

@@ -108,106 +108,74 @@ extension JSONWriter {
     /// One stage in the wire form of API.md; empty fields are left out.
     mutating func stage(_ stage: Stage<JSONEntry, JSONEntry>) {
         beginObject()
-        if !stage.sectionDeleted.isEmpty {
-            key("sectionDeleted")
-            beginArray()
-            for index in stage.sectionDeleted { int(index) }
-            endArray()
+        field("sectionDeleted", stage.sectionDeleted) { $0.int($1) }
+        field("sectionInserted", stage.sectionInserted) { writer, insertion in
+            writer.beginObject()
+            writer.key("at")
+            writer.int(insertion.at)
+            writer.key("section")
+            writer.beginObject()
+            writer.key("id")
+            writer.string(insertion.section.model.id)
+            writer.key("model")
+            writer.raw(insertion.section.model.model.text)
+            writer.field("items", insertion.section.items, omitEmpty: false) { $0.entry($1) }
+            writer.endObject()
+            writer.endObject()
         }
-        if !stage.sectionInserted.isEmpty {
-            key("sectionInserted")
-            beginArray()
-            for insertion in stage.sectionInserted {
-                beginObject()
-                key("at")
-                int(insertion.at)
-                key("section")
-                beginObject()
-                key("id")
-                string(insertion.section.model.id)
-                key("model")
-                raw(insertion.section.model.model.text)
-                key("items")
-                beginArray()
-                for item in insertion.section.items { entry(item) }
-                endArray()
-                endObject()
-                endObject()
-            }
-            endArray()
+        field("sectionUpdated", stage.sectionUpdated) { writer, update in
+            writer.beginObject()
+            writer.key("at")
+            writer.int(update.at)
+            writer.key("model")
+            writer.raw(update.model.model.text)
+            writer.endObject()
         }
-        if !stage.sectionUpdated.isEmpty {
-            key("sectionUpdated")
-            beginArray()
-            for update in stage.sectionUpdated {
-                beginObject()
-                key("at")
-                int(update.at)
-                key("model")
-                raw(update.model.model.text)
-                endObject()
-            }
-            endArray()
+        field("sectionMoved", stage.sectionMoved) { writer, move in
+            writer.beginObject()
+            writer.key("from")
+            writer.int(move.from)
+            writer.key("to")
+            writer.int(move.to)
+            writer.endObject()
         }
-        if !stage.sectionMoved.isEmpty {
-            key("sectionMoved")
-            beginArray()
-            for move in stage.sectionMoved {
-                beginObject()
-                key("from")
-                int(move.from)
-                key("to")
-                int(move.to)
-                endObject()
-            }
-            endArray()
+        field("itemDeleted", stage.itemDeleted) { $0.path($1) }
+        field("itemInserted", stage.itemInserted) { writer, insertion in
+            writer.beginObject()
+            writer.key("at")
+            writer.path(insertion.at)
+            writer.key("item")
+            writer.entry(insertion.item)
+            writer.endObject()
         }
-        if !stage.itemDeleted.isEmpty {
-            key("itemDeleted")
-            beginArray()
-            for path in stage.itemDeleted { self.path(path) }
-            endArray()
+        field("itemUpdated", stage.itemUpdated) { writer, update in
+            writer.beginObject()
+            writer.key("at")
+            writer.path(update.at)
+            writer.key("model")
+            writer.raw(update.item.model.text)
+            writer.endObject()
         }
-        if !stage.itemInserted.isEmpty {
-            key("itemInserted")
-            beginArray()
-            for insertion in stage.itemInserted {
-                beginObject()
-                key("at")
-                path(insertion.at)
-                key("item")
-                entry(insertion.item)
-                endObject()
-            }
-            endArray()
-        }
-        if !stage.itemUpdated.isEmpty {
-            key("itemUpdated")
-            beginArray()
-            for update in stage.itemUpdated {
-                beginObject()
-                key("at")
-                path(update.at)
-                key("model")
-                raw(update.item.model.text)
-                endObject()
-            }
-            endArray()
-        }
-        if !stage.itemMoved.isEmpty {
-            key("itemMoved")
-            beginArray()
-            for move in stage.itemMoved {
-                beginObject()
-                key("from")
-                path(move.from)
-                key("to")
-                path(move.to)
-                endObject()
-            }
-            endArray()
+        field("itemMoved", stage.itemMoved) { writer, move in
+            writer.beginObject()
+            writer.key("from")
+            writer.path(move.from)
+            writer.key("to")
+            writer.path(move.to)
+            writer.endObject()
         }
         endObject()
+    }
+
+    /// `"name":[…]`, each element written by `write`; left out when empty unless `omitEmpty` is false.
+    mutating func field<Element>(
+        _ name: String, _ elements: [Element], omitEmpty: Bool = true, _ write: (inout JSONWriter, Element) -> Void
+    ) {
+        if omitEmpty && elements.isEmpty { return }
+        key(name)
+        beginArray()
+        for element in elements { write(&self, element) }
+        endArray()
     }
 
     /// `"stages":[…]`

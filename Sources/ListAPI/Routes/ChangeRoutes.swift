@@ -11,21 +11,25 @@ extension ListService {
         let list: Identifier
         let since: Since
         let timeout: Duration
+        let maxChanges: Int?
         do throws(Problem) {
             list = try context.identifier("list")
             since = try Self.since(context.request.queryValue("since"))
             timeout = try changeTimeout(context.request.queryValue("timeout"))
+            maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
         } catch {
             return responder.fail(error)
         }
         let epoch = context.request.queryValue("epoch")
         if let head = router.head(of: list) {
-            return changes(of: head, since: since, epoch: epoch, timeout: timeout, context, responder)
+            return changes(
+                of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, context, responder)
         }
         Task {
             do throws(Problem) {
                 let head = try await head(of: list)
-                changes(of: head, since: since, epoch: epoch, timeout: timeout, context, responder)
+                changes(
+                    of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, context, responder)
             } catch {
                 responder.fail(error)
             }
@@ -33,7 +37,7 @@ extension ListService {
     }
 
     private func changes(
-        of head: ListHead, since: Since, epoch: String?, timeout: Duration, _ context: Context,
+        of head: ListHead, since: Since, epoch: String?, maxChanges: Int?, timeout: Duration, _ context: Context,
         _ responder: Responder.Finishing
     ) {
         let version: Int64
@@ -46,7 +50,7 @@ extension ListService {
             if timeout <= .zero { return respond(.unchanged(head, from: version), context, responder) }
             switch hub.park(
                 .one(head.id), since: [head.id: version], epochs: [head.id: head.epoch], timeout: timeout,
-                pretty: context.pretty, responder: responder)
+                pretty: context.pretty, maxChanges: maxChanges, responder: responder)
             {
             case .parked: return
             case .shuttingDown: return respond(.unchanged(head, from: version), context, responder)
@@ -55,7 +59,8 @@ extension ListService {
         }
         Task {
             do throws(StoreError) {
-                let answer = try await computer.answer(.init(list: head.id, from: version, epoch: epoch))
+                let answer = try await computer.answer(
+                    .init(list: head.id, from: version, epoch: epoch, maxChanges: maxChanges))
                 respond(answer, context, responder)
             } catch {
                 responder.fail(Problem(error))
@@ -80,9 +85,10 @@ extension ListService {
         let since: [Identifier: Int64]
         let epochs: [Identifier: String]
         let timeout: Duration
+        let maxChanges: Int?
         do throws(Problem) {
             let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
-            try fields.allowOnly(["lists", "epochs", "timeout"])
+            try fields.allowOnly(["lists", "epochs", "timeout", "maxChanges"])
             guard let lists = fields.value("lists") else {
                 throw .invalidRequest("the body needs \"lists\": an object of list id → version held")
             }
@@ -106,6 +112,14 @@ extension ListService {
             } else {
                 timeout = try changeTimeout(nil)
             }
+            if let value = fields.value("maxChanges") {
+                guard let number = value.int64Value, number >= 0, number <= Int64(Int32.max) else {
+                    throw .invalidRequest("the body's \"maxChanges\" must be a whole number ≥ 0, not \(value.briefText)")
+                }
+                maxChanges = Int(number)
+            } else {
+                maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
+            }
         } catch {
             return responder.fail(error)
         }
@@ -117,7 +131,7 @@ extension ListService {
                 for (list, head) in heads where epochsHeld[list] == nil { epochsHeld[list] = head.epoch }
                 let waiter = ChangeHub.Parked(
                     responder: responder, watch: .many(since), pretty: context.pretty, since: since,
-                    epochs: epochsHeld)
+                    epochs: epochsHeld, maxChanges: maxChanges)
                 let behind = heads.contains { list, head in
                     head.version != since[list] || head.epoch != epochsHeld[list]
                 }
@@ -126,7 +140,7 @@ extension ListService {
                 }
                 switch hub.park(
                     .many(since), since: since, epochs: epochsHeld, timeout: timeout, pretty: context.pretty,
-                    responder: responder)
+                    maxChanges: maxChanges, responder: responder)
                 {
                 case .parked: return
                 case .changed, .shuttingDown: await hub.answerMany(waiter)
@@ -154,6 +168,15 @@ extension ListService {
             throw .invalidParameter("since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
         }
         return .version(version)
+    }
+
+    /// `maxChanges=N`: the client would rather reset than get a change naming more than N sections and items.
+    static func maxChanges(_ text: String?) throws(Problem) -> Int? {
+        guard let text else { return nil }
+        guard let number = Int(text), number >= 0, number <= Int(Int32.max) else {
+            throw .invalidParameter("maxChanges must be a whole number ≥ 0, got \"\(text.prefix(40))\"")
+        }
+        return number
     }
 
     /// The wait a client asked for, in seconds (fractions allowed), capped.

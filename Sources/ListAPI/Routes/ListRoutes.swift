@@ -179,15 +179,22 @@ extension ListService {
         let answer: ChangeAnswer
         if !result.changed {
             answer = .unchanged(ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
+        } else if let change = result.change {
+            router.note(change.head)
+            answer = computer.recorded(change)
         } else {
-            let snapshots = try await storeCall { () throws(StoreError) in
-                try await store.snapshots(of: result.list, at: [result.previousVersion, result.version])
+            // A store that does not record its writes' changes: ask it for the one version.
+            let lookup = try await storeCall { () throws(StoreError) in
+                try await store.changes(of: result.list, since: result.previousVersion)
             }
-            router.note(snapshots.current.head)
-            if let before = snapshots.atVersion[result.previousVersion], let after = snapshots.atVersion[result.version] {
-                answer = .between(before, after)
-            } else {
-                answer = .reset(snapshots.atVersion[result.version] ?? snapshots.current, from: result.previousVersion)
+            switch lookup {
+            case .change(let change):
+                // When later writes landed already, this is the net change up to the latest: still exact.
+                router.note(change.head)
+                answer = .change(change)
+            case .reset(let snapshot):
+                router.note(snapshot.head)
+                answer = .reset(snapshot, from: result.previousVersion)
             }
         }
         var writer = JSONWriter(capacity: answer.json.count + 1)

@@ -1,0 +1,150 @@
+import Storage
+
+/// The change engine on the writer's connection: what a write or a span of
+/// versions touched, and its net change, at a cost that grows with the change.
+extension ListWriter {
+    /// Every entity touched after `version`, with its state then (the earliest
+    /// before-image after it) and now (its current row); entities that did not
+    /// exist at either end are left out. One back in its state at `version`
+    /// stays listed: a renumbering may have given a moved element its old key
+    /// back while its neighbours got new ones, and the moves chosen are fewest
+    /// only when it takes part.
+    /// - Complexity: O(k log n) for k history rows after `version`.
+    func touchedEntities(_ list: Identifier, since version: Int64, expectedRows: Int = 16) throws(StoreError)
+        -> TouchedEntities
+    {
+        var touched = TouchedEntities()
+        touched.items.reserveCapacity(min(expectedRows, 1 << 16))
+        // Entities seen that existed at neither end (not in `touched`).
+        var sectionsGone = Set<Identifier>()
+        var itemsGone = Set<Identifier>()
+        // One statement: each history row with the entity's current row beside it.
+        try db.forEach(
+            """
+            SELECT h.kind, h.entity_id, h.existed, h.section_id, h.position, h.model,
+                i.section_id, i.position, i.model, s.position, s.model
+            FROM history h
+            LEFT JOIN items i ON h.kind = 2 AND i.list_id = h.list_id AND i.id = h.entity_id
+            LEFT JOIN sections s ON h.kind = 1 AND s.list_id = h.list_id AND s.id = h.entity_id
+            WHERE h.list_id = ? AND h.version > ? ORDER BY h.version
+            """, [list.sql, version.sql]
+        ) { row in
+            let kind = row.int64(0)
+            let existed = row.int64(2) != 0
+            if kind == Kind.section.rawValue {
+                let id = row.identifier(1)
+                if touched.sections[id] == nil && !sectionsGone.contains(id) {
+                    let before = existed
+                        ? TouchedEntities.SectionState(key: row.optionalInt64(4) ?? 0, model: row.optionalText(5) ?? "null")
+                        : nil
+                    var after: TouchedEntities.SectionState?
+                    if let key = row.optionalInt64(9), let model = row.optionalText(10) {
+                        after = TouchedEntities.SectionState(key: key, model: model)
+                    }
+                    if before != nil || after != nil {
+                        touched.sections[id] = (before, after)
+                    } else {
+                        sectionsGone.insert(id)
+                    }
+                }
+            } else if kind == Kind.item.rawValue {
+                let id = row.identifier(1)
+                if touched.items[id] == nil && !itemsGone.contains(id) {
+                    var before: TouchedEntities.ItemState?
+                    if existed, let section = row.optionalText(3) {
+                        before = TouchedEntities.ItemState(
+                            section: Identifier(storedText: section), key: row.optionalInt64(4) ?? 0,
+                            model: row.optionalText(5) ?? "null")
+                    }
+                    var after: TouchedEntities.ItemState?
+                    if let section = row.optionalText(6), let key = row.optionalInt64(7), let model = row.optionalText(8) {
+                        after = TouchedEntities.ItemState(section: Identifier(storedText: section), key: key, model: model)
+                    }
+                    if before != nil || after != nil {
+                        touched.items[id] = (before, after)
+                    } else {
+                        itemsGone.insert(id)
+                    }
+                }
+            }
+            return true
+        }
+        for id in touched.unlistedSections {
+            if let state = try db.first(
+                "SELECT position, model FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql,
+                read: { TouchedEntities.SectionState(key: $0.int64(0), model: $0.text(1)) })
+            {
+                touched.sections[id] = (state, state)
+            }
+        }
+        return touched
+    }
+
+    /// The list's rank index as of the current rows: the hot one, or one read
+    /// from the database (O(n) once) and kept hot.
+    func currentIndex(_ list: Identifier) throws(StoreError) -> ListIndex {
+        if let index = hot.index(of: list) { return index }
+        var index = ListIndex()
+        index.sections = RankedKeys(
+            sorted: try db.rows(
+                "SELECT position FROM sections WHERE list_id = ? ORDER BY position", [list.sql]) { $0.int64(0) })
+        var section: Identifier?
+        var keys: [Int64] = []
+        try db.forEach(
+            "SELECT section_id, position FROM items WHERE list_id = ? ORDER BY section_id, position", [list.sql]
+        ) { row in
+            let id = row.identifier(0)
+            if id != section {
+                if let section { index.items[section] = RankedKeys(sorted: keys) }
+                section = id
+                keys.removeAll(keepingCapacity: true)
+            }
+            keys.append(row.int64(1))
+            return true
+        }
+        if let section { index.items[section] = RankedKeys(sorted: keys) }
+        hot.store(index, for: list)
+        return index
+    }
+
+    /// The net change a write just made, from version `target.version` to the
+    /// next; brings the list's hot index along. Runs inside the write.
+    func recordedChange(_ target: Target) throws(StoreError) -> NetChange {
+        let touched = try touchedEntities(target.id, since: target.version)
+        let index: ListIndex
+        if hot.apply(touched, to: target.id), let moved = hot.index(of: target.id) {
+            index = moved
+        } else {
+            index = try currentIndex(target.id)
+        }
+        let (old, new) = touched.condense(with: index)
+        return NetChange(
+            list: target.id, epoch: target.epoch, from: target.version, to: target.newVersion, old: old, new: new)
+    }
+
+    /// What the writer answers to "changes since `version`".
+    enum ChangeLookup: Sendable {
+        case change(NetChange)
+        /// Outside the kept history, above the current version: the caller sends a snapshot.
+        case outsideHistory
+    }
+
+    /// The net change from `version` to the current version.
+    /// - Complexity: O(k log n) for k entities touched since `version`, plus
+    ///   O(n) once when the list's index is cold.
+    func changes(of list: Identifier, since version: Int64) throws(StoreError) -> ChangeLookup {
+        guard
+            let (epoch, current, floor) = try db.first(
+                "SELECT epoch, version, history_floor FROM lists WHERE id = ?", list.sql,
+                read: { ($0.text(0), $0.int64(1), $0.int64(2)) })
+        else { throw StoreError(.listNotFound, "list \"\(list)\" not found") }
+        guard version >= floor, version <= current else { return .outsideHistory }
+        guard version < current else {
+            return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: [], new: []))
+        }
+        let touched = try touchedEntities(list, since: version, expectedRows: Int(current - version))
+        let index = try currentIndex(list)
+        let (old, new) = touched.condense(with: index)
+        return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: old, new: new))
+    }
+}

@@ -1,0 +1,344 @@
+import JSON
+import ListStore
+import ListdTestSupport
+import SectionDiff
+import Testing
+
+/// The incremental change engine against the old way as the oracle: random op
+/// batches and PUTs on random lists (some large, some renumbering all the
+/// time); for random earlier versions V, the store's net change since V, staged
+/// by SectionDiff, applied stage by stage by an independent UIKit batch-update
+/// model (a section update is a `reloadSections`) to the snapshot kept at V,
+/// gives exactly the current snapshot, and reports no more moves than the
+/// writes since V really made. Every write's own recorded change is checked the
+/// same way.
+///
+/// Default: 16 seeds × 150 writes, about 2,400 writes and 9,000 answers
+/// checked; `LISTD_LONG_TESTS=1`: 400 seeds × 1,500 writes.
+@Suite struct ChangeEnginePropertyTests {
+    static let seeds: [UInt64] = longTests ? Array(1...400) : Array(1...16)
+    static let writesPerSeed = longTests ? 1_500 : 150
+
+    @Test(arguments: seeds)
+    func netChangesReplayToTheCurrentSnapshot(seed: UInt64) async throws {
+        var rng = SeededGenerator(seed: seed)
+        // Every fourth seed starts from a large list; odd seeds renumber often.
+        let large = seed % 4 == 0
+        let configuration = StoreConfiguration(
+            fullSync: false, maxModelBytes: 48, historyVersions: 10_000, positionGap: seed % 2 == 1 ? 4 : 1 << 20,
+            hotListMemory: seed % 3 == 0 ? 1 : 64 << 20)
+        // With a one-byte budget, a second list written at every step evicts the
+        // first one's rank index each time (rebuilt from the database when needed).
+        let evicting = seed % 3 == 0
+        try await withStore(.sqlite, configuration) { store in
+            let list = id("l")
+            var body: [NewSection] = []
+            if large {
+                let count = longTests ? 20_000 : 3_000
+                body = [
+                    NewSection(id: id("big"), items: (0..<count).map { NewItem(id: id("b\($0)")) }),
+                    NewSection(id: id("s0"), items: []),
+                ]
+            }
+            let created = try await store.createList(id: list, name: "start", sections: body)
+            let other = id("other")
+            if evicting {
+                _ = try await store.createList(
+                    id: other, name: "", sections: [NewSection(id: id("o"), items: (0..<20).map { NewItem(id: id("o\($0)")) })])
+            }
+            var states: [Int64: ListSnapshot] = [1: created]
+            // Per version: ids of sections and items a write may have moved.
+            var movedAt: [Int64: (sections: Set<Identifier>, items: Set<Identifier>, everything: Bool)] = [:]
+            var version: Int64 = 1
+            var checked = 0
+            for step in 0..<Self.writesPerSeed {
+                let context = "seed \(seed) step \(step)"
+                var reference = ReferenceList(name: "start", maxModelBytes: 48)
+                reference.sections = states[version]?.sections ?? []
+                let result: WriteResult
+                var moved = (sections: Set<Identifier>(), items: Set<Identifier>(), everything: false)
+                do throws(StoreError) {
+                    if Int.random(in: 0..<15, using: &rng) == 0 {
+                        let (name, sections) = HistoryPropertyTests.randomBody(from: reference, using: &rng)
+                        moved.everything = true
+                        result = try await store.replace(
+                            list, name: name, sections: sections.map(\.asNew), expectedVersion: nil)
+                    } else {
+                        let ops = HistoryPropertyTests.randomOps(from: reference, using: &rng)
+                        for op in ops {
+                            switch op {
+                            case .moveItem(let id, _, _): moved.items.insert(id)
+                            case .moveSection(let id, _): moved.sections.insert(id)
+                            // Deleted and inserted again elsewhere since V: a move in the net change.
+                            case .insertItem(_, let item, _): if let id = item.id { moved.items.insert(id) }
+                            case .insertSection(let section, _):
+                                if let id = section.id { moved.sections.insert(id) }
+                                for item in section.items { if let id = item.id { moved.items.insert(id) } }
+                            default: break
+                            }
+                        }
+                        result = try await store.apply(ops, to: list, expectedVersion: nil)
+                    }
+                } catch {
+                    continue
+                }
+                if evicting {
+                    let item = id("o\(Int.random(in: 0..<20, using: &rng))")
+                    _ = try await store.apply(
+                        [.moveItem(id: item, section: nil, to: Int.random(in: 0..<20, using: &rng))], to: other,
+                        expectedVersion: nil)
+                }
+                guard result.changed else { continue }
+                let snapshot = try await store.snapshot(of: list)
+                #expect(snapshot.version == result.version, "\(context)")
+                let previous = try #require(states[version])
+                version = result.version
+                states[version] = snapshot
+                movedAt[version] = moved
+
+                // The write's own recorded change.
+                let recorded = try #require(result.change, "\(context): no recorded change")
+                try check(recorded, from: previous, to: snapshot, movedSince: [moved], "\(context) write")
+                checked += 1
+
+                // Net changes since random earlier versions.
+                var asked: Set<Int64> = [version - 1]
+                for _ in 0..<3 { asked.insert(Int64.random(in: 1...version, using: &rng)) }
+                for since in asked {
+                    guard let old = states[since] else { continue }
+                    switch try await store.changes(of: list, since: since) {
+                    case .reset:
+                        Issue.record("\(context): a reset for v\(since), inside the history")
+                    case .change(let change):
+                        #expect(change.from == since && change.to == version, "\(context)")
+                        let moves = (since + 1...max(since + 1, version)).compactMap { movedAt[$0] }
+                        try check(change, from: old, to: snapshot, movedSince: since == version ? [] : moves,
+                                  "\(context) since v\(since)")
+                        checked += 1
+                    }
+                }
+            }
+            #expect(checked > Self.writesPerSeed, "seed \(seed): too few answers checked (\(checked))")
+            // Above the current version, and below the kept history: resets.
+            if case .change = try await store.changes(of: list, since: version + 1) {
+                Issue.record("seed \(seed): a change for a version above the current one")
+            }
+        }
+    }
+
+    func check(
+        _ change: NetChange, from old: ListSnapshot, to new: ListSnapshot,
+        movedSince moves: [(sections: Set<Identifier>, items: Set<Identifier>, everything: Bool)],
+        _ context: String
+    ) throws {
+        let changeset = StagedChangeset(condensedFrom: Self.sections(change.old), to: Self.sections(change.new))
+        var state = UIKitBatchModel.State(old)
+        var reportedItemMoves = 0
+        var reportedSectionMoves = 0
+        for (number, stage) in changeset.stages.enumerated() {
+            #expect(!stage.isEmpty, "\(context): empty stage \(number)")
+            do {
+                state = try UIKitBatchModel.apply(stage, to: state)
+            } catch {
+                Issue.record("\(context): UIKit rejects stage \(number): \(error)\n\(stage)")
+                return
+            }
+            reportedItemMoves += stage.itemMoved.count
+            reportedSectionMoves += stage.sectionMoved.count
+        }
+        #expect(state == UIKitBatchModel.State(new), "\(context): the stages do not end at the current snapshot")
+        if !moves.contains(where: \.everything) {
+            let survivingItems = Set(old.sections.flatMap(\.items).map(\.id))
+                .intersection(new.sections.flatMap(\.items).map(\.id))
+            let survivingSections = Set(old.sections.map(\.id)).intersection(new.sections.map(\.id))
+            let movedItems = moves.reduce(into: Set<Identifier>()) { $0.formUnion($1.items) }
+                .intersection(survivingItems)
+            let movedSections = moves.reduce(into: Set<Identifier>()) { $0.formUnion($1.sections) }
+                .intersection(survivingSections)
+            // Items also move when they leave a deleted section or enter an inserted
+            // one; those were moved by a moveItem op too, so the bound holds.
+            #expect(reportedItemMoves <= movedItems.count + itemsParked(old, new),
+                    "\(context): \(reportedItemMoves) item moves reported, \(movedItems.count) made: \(changeset.stages)")
+            #expect(reportedSectionMoves <= movedSections.count,
+                    "\(context): \(reportedSectionMoves) section moves reported, \(movedSections.count) made")
+        }
+    }
+
+    /// Items going from a deleted section to an inserted one take two moves (parked on the way).
+    func itemsParked(_ old: ListSnapshot, _ new: ListSnapshot) -> Int {
+        let oldSections = Set(old.sections.map(\.id))
+        let newSections = Set(new.sections.map(\.id))
+        var sectionOf: [Identifier: Identifier] = [:]
+        for section in old.sections { for item in section.items { sectionOf[item.id] = section.id } }
+        var count = 0
+        for section in new.sections where !oldSections.contains(section.id) {
+            for item in section.items {
+                if let from = sectionOf[item.id], !newSections.contains(from) { count += 1 }
+            }
+        }
+        return count
+    }
+
+    typealias Entry = Condensed<JSONEntry>
+
+    static func sections(_ condensed: [CondensedSection]) -> [ArraySection<Entry, Entry>] {
+        condensed.map { section in
+            switch section {
+            case .untouched(let run, let count):
+                return ArraySection(model: .run(id: run, count: count), items: [])
+            case .section(let id, let model, let items):
+                return ArraySection(
+                    model: .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText))),
+                    items: items.map { item in
+                        switch item {
+                        case .untouched(let run, let count): return .run(id: run, count: count)
+                        case .item(let id, let model):
+                            return .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText)))
+                        }
+                    })
+            }
+        }
+    }
+}
+
+/// UITableView's batch-update rules, written for these tests apart from
+/// SectionDiff's own apply: checks one stage and applies it, or says why UIKit
+/// would reject it. A section update is applied as `reloadSections`, so any
+/// item change in that section in the same batch is rejected.
+enum UIKitBatchModel {
+    struct State: Equatable {
+        struct Section: Equatable {
+            var id: String
+            var model: String
+            var items: [Item]
+        }
+
+        struct Item: Equatable {
+            var id: String
+            var model: String
+        }
+
+        var sections: [Section]
+
+        init(_ snapshot: ListSnapshot) {
+            sections = snapshot.sections.map { section in
+                Section(
+                    id: section.id.rawValue, model: section.model.canonicalText,
+                    items: section.items.map { Item(id: $0.id.rawValue, model: $0.model.canonicalText) })
+            }
+        }
+
+        init(sections: [Section]) { self.sections = sections }
+    }
+
+    struct Rejected: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func apply(_ stage: Stage<JSONEntry, JSONEntry>, to state: State) throws -> State {
+        let before = state.sections
+        let deleted = Set(stage.sectionDeleted)
+        let updated = Dictionary(stage.sectionUpdated.map { ($0.at, $0.model) }, uniquingKeysWith: { a, _ in a })
+        let sources = stage.sectionDeleted + stage.sectionUpdated.map(\.at) + stage.sectionMoved.map(\.from)
+        guard Set(sources).count == sources.count else { throw Rejected(description: "a section named twice") }
+        guard sources.allSatisfy({ before.indices.contains($0) }) else {
+            throw Rejected(description: "a section out of range before")
+        }
+        let afterCount = before.count - deleted.count + stage.sectionInserted.count
+        let targets = stage.sectionInserted.map(\.at) + stage.sectionMoved.map(\.to)
+        guard Set(targets).count == targets.count, targets.allSatisfy({ (0..<afterCount).contains($0) }) else {
+            throw Rejected(description: "a section target named twice or out of range")
+        }
+        // Where each section ends up.
+        var origin = [Int?](repeating: nil, count: afterCount)
+        var taken = Set(targets)
+        for move in stage.sectionMoved { origin[move.to] = move.from }
+        let movedFrom = Set(stage.sectionMoved.map(\.from))
+        var free = (0..<afterCount).filter { !taken.contains($0) }.makeIterator()
+        for index in before.indices where !deleted.contains(index) && !movedFrom.contains(index) {
+            guard let slot = free.next() else { throw Rejected(description: "section counts do not add up") }
+            origin[slot] = index
+            taken.insert(slot)
+        }
+        let afterOf = Dictionary(origin.enumerated().compactMap { slot, from in from.map { ($0, slot) } },
+                                 uniquingKeysWith: { a, _ in a })
+        let inserted = Set(stage.sectionInserted.map(\.at))
+
+        // Items: sources name positions before, targets after.
+        let itemSources = stage.itemDeleted + stage.itemUpdated.map(\.at) + stage.itemMoved.map(\.from)
+        guard Set(itemSources).count == itemSources.count else {
+            throw Rejected(description: "an index path named twice among deletes, reloads and move sources")
+        }
+        for path in itemSources {
+            guard before.indices.contains(path.section), !deleted.contains(path.section),
+                before[path.section].items.indices.contains(path.element)
+            else { throw Rejected(description: "item \(path) out of range or in a deleted section") }
+        }
+        let itemTargets = stage.itemInserted.map(\.at) + stage.itemMoved.map(\.to)
+        guard Set(itemTargets).count == itemTargets.count else {
+            throw Rejected(description: "an index path named twice among inserts and move targets")
+        }
+        for path in itemTargets where !(0..<afterCount).contains(path.section) || inserted.contains(path.section) {
+            throw Rejected(description: "item target \(path) out of range or in an inserted section")
+        }
+        let movedItems = Set(stage.itemMoved.map(\.from))
+        for update in stage.itemUpdated where movedItems.contains(update.at) {
+            throw Rejected(description: "item \(update.at) moved and reloaded in one batch")
+        }
+        for section in updated.keys {
+            let after = afterOf[section]
+            if stage.itemDeleted.contains(where: { $0.section == section })
+                || stage.itemUpdated.contains(where: { $0.at.section == section })
+                || stage.itemMoved.contains(where: { $0.from.section == section || $0.to.section == after })
+                || stage.itemInserted.contains(where: { $0.at.section == after })
+            {
+                throw Rejected(description: "section \(section) reloaded beside an item change in it")
+            }
+        }
+
+        var result: [State.Section] = []
+        for slot in 0..<afterCount {
+            guard let from = origin[slot] else {
+                guard let insertion = stage.sectionInserted.first(where: { $0.at == slot }) else {
+                    throw Rejected(description: "nothing fills section \(slot)")
+                }
+                result.append(
+                    State.Section(
+                        id: insertion.section.model.id, model: insertion.section.model.model.text,
+                        items: insertion.section.items.map { State.Item(id: $0.id, model: $0.model.text) }))
+                continue
+            }
+            var section = before[from]
+            if let model = updated[from] {
+                guard model.id == section.id else { throw Rejected(description: "a reload changes a section's id") }
+                section.model = model.model.text
+            }
+            var items = section.items
+            for update in stage.itemUpdated where update.at.section == from {
+                guard items[update.at.element].id == update.item.id else {
+                    throw Rejected(description: "a reload at \(update.at) changes the row's id")
+                }
+                items[update.at.element].model = update.item.model.text
+            }
+            let removed = Set(
+                stage.itemDeleted.filter { $0.section == from }.map(\.element)
+                    + stage.itemMoved.filter { $0.from.section == from }.map(\.from.element))
+            let remaining = items.indices.filter { !removed.contains($0) }.map { items[$0] }
+            var incoming: [Int: State.Item] = [:]
+            for insertion in stage.itemInserted where insertion.at.section == slot {
+                incoming[insertion.at.element] = State.Item(id: insertion.item.id, model: insertion.item.model.text)
+            }
+            for move in stage.itemMoved where move.to.section == slot {
+                incoming[move.to.element] = before[move.from.section].items[move.from.element]
+            }
+            let count = remaining.count + incoming.count
+            guard incoming.keys.allSatisfy({ (0..<count).contains($0) }) else {
+                throw Rejected(description: "an item target in section \(slot) is beyond its \(count) rows")
+            }
+            var next = remaining.makeIterator()
+            section.items = (0..<count).compactMap { incoming[$0] ?? next.next() }
+            result.append(section)
+        }
+        return State(sections: result)
+    }
+}
