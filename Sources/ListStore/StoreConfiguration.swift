@@ -37,7 +37,7 @@ public struct StoreConfiguration: Sendable {
     /// nil for SQLite's default: for testing what a full disk does, without filling one.
     public var maxDatabasePages: Int64?
     /// Bytes the rank indexes of hot lists may take together (about 10 bytes
-    /// per item); the least recently used list's index is dropped beyond it.
+    /// per item); the least recently used list's index is dropped beyond it; 0 keeps none.
     public var hotListMemory: Int
     /// Called after each group commit with the number of writes it made
     /// durable together (for metrics); runs on the writer thread, so it must

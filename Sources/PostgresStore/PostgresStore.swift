@@ -362,6 +362,11 @@ struct PostgresWriterLoop {
         writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, counted: @escaping @Sendable (Int) -> Void,
         reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
+        // Other writer sessions and other instances change the same rows, so an
+        // in-memory rank index kept across transactions would go stale: build it
+        // per write (O(n); porting the rank index to PostgreSQL is future work).
+        var configuration = configuration
+        configuration.hotListMemory = 0
         self.url = url
         self.connection = connection
         self.writer = ListWriter(db: Database(session: PostgresSession(connection)), configuration: configuration)

@@ -113,6 +113,9 @@ final class HotLists {
     }
 
     private func put(_ index: ListIndex, for list: Identifier) {
+        // A zero budget keeps no index past the write that built it (a store whose
+        // rows other processes also write cannot trust an index kept across transactions).
+        guard budget > 0 else { return }
         clock += 1
         let size = index.byteCount
         entries[list] = Entry(index: index, bytes: size, lastUse: clock)
