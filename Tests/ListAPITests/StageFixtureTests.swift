@@ -100,10 +100,14 @@ import Testing
         var generator = SeededGenerator(seed: 13)
         return (0..<caseCount).map { index in
             let before = randomSnapshot(version: Int64(index + 1), using: &generator)
-            let after = Int.random(in: 0..<5, using: &generator) > 0
-                ? edited(before, using: &generator)
-                : randomSnapshot(version: before.version + 1, using: &generator)
-            return (before, ChangeAnswer.between(before, after), after)
+            // One in five: a client whose version the server cannot diff from (history
+            // gone, a foreign epoch) gets a reset; the rest get stages, never a reset for size.
+            if Int.random(in: 0..<5, using: &generator) > 0 {
+                let after = edited(before, using: &generator)
+                return (before, ChangeAnswer.between(before, after), after)
+            }
+            let after = randomSnapshot(version: before.version + 1, using: &generator)
+            return (before, ChangeAnswer.reset(after, from: before.version), after)
         }
     }
 

@@ -18,6 +18,11 @@ import Testing
         "listd_open_connections": "gauge",
         "listd_store_writes_total": "counter",
         "listd_store_commits_total": "counter",
+        // Added with server-sent events.
+        "listd_event_streams": "gauge",
+        "listd_event_stream_events_total": "counter",
+        "listd_event_stream_coalesced_total": "counter",
+        "listd_event_stream_heartbeats_total": "counter",
     ]
 
     @Test func theScrapedFamiliesAreTheOnesDashboardsKnow() async throws {
