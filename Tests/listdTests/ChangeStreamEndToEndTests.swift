@@ -17,13 +17,13 @@ import Testing
         let server = try await ListdServer()
         defer { server.stop() }
         try await makeList(server)
-        let started = Date()
-        async let poll = server.get("/lists/l/changes?since=1&timeout=20")
-        try await Task.sleep(for: .milliseconds(300))
+        async let poll = server.get("/lists/l/changes?since=1&timeout=60")
+        // Write once the poll is parked (a state, not a delay): its answer must then come
+        // from the write (to = 2), since a timeout would answer to = 1 after 60 s.
+        #expect(await eventually(30) { (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true })
         let write = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "moveItem", "id": "b", "to": 0]]])
         #expect(write.status == 200)
         let answer = try await poll
-        #expect(Date().timeIntervalSince(started) < 10)
         let value = try JSONValue(parsing: Array(answer.body))
         #expect(value["from"]?.intValue == 1 && value["to"]?.intValue == 2)
         #expect(answer.text.contains(#""itemMoved":[{"from":[0,1],"to":[0,0]}]"#) || answer.text.contains(#""itemMoved":[{"from":[0,0],"to":[0,1]}]"#))
