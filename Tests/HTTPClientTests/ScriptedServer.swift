@@ -22,10 +22,16 @@ final class ScriptedServer: Sendable {
     let port: Int
     private let listener: Int32
     private let state = Mutex(State())
+    /// Signalled when the accepting thread has returned: only then may the
+    /// listener's descriptor be closed (closed earlier, its number could be
+    /// reused by another test's socket, which this thread would then accept on).
+    private let finished = DispatchSemaphore(value: 0)
 
     private struct State {
         var requests: [String] = []
         var closed = 0
+        /// Accepted connections not closed yet (shut down by ``stop()``).
+        var open: Set<Int32> = []
     }
 
     /// The methods of the requests read, in order.
@@ -47,10 +53,13 @@ final class ScriptedServer: Sendable {
         listener = fd
         port = Int(UInt16(bigEndian: address.sin_port))
         let box = StateBox()
+        let finished = finished
         let thread = Thread { [box] in
+            defer { finished.signal() }
             for steps in script {
                 let connection = accept(fd, nil, nil)
                 guard connection >= 0 else { return }
+                box.server?.state.withLock { _ = $0.open.insert(connection) }
                 box.server?.play(steps, on: connection)
             }
         }
@@ -58,7 +67,15 @@ final class ScriptedServer: Sendable {
         thread.start()
     }
 
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+    /// Stops accepting (a blocked accept returns), waits for the accepting
+    /// thread, then closes the listener.
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        // A script still reading a connection sees its end, closes it, and moves on.
+        state.withLock { for connection in $0.open { shutdown(connection, Int32(SHUT_RDWR)) } }
+        _ = finished.wait(timeout: .now() + 10)
+        close(listener)
+    }
 
     func request(_ method: HTTPMethod, body: String? = nil) -> HTTPClientCall.Request {
         HTTPClientCall.Request(
@@ -93,8 +110,11 @@ final class ScriptedServer: Sendable {
             }
             break
         }
+        state.withLock {
+            $0.open.remove(connection)
+            $0.closed += 1
+        }
         Glibc.close(connection)
-        state.withLock { $0.closed += 1 }
     }
 
     /// Reads one request (head and Content-Length body); its method, or nil at end of stream.

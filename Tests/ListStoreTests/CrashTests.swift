@@ -5,7 +5,8 @@ import PostgresStore
 import Synchronization
 import Testing
 
-@Suite struct CrashTests {
+/// Serialized: each case blocks a cooperative thread reading the child's pipe, and the pool has two.
+@Suite(.serialized) struct CrashTests {
     /// The `StoreCrashWriter` executable that `swift build` put beside this test bundle.
     static func writerURL() throws -> URL {
         let executable = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
