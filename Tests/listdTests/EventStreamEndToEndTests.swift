@@ -179,6 +179,64 @@ final class EventStreamReader: Sendable {
         #expect(resumed.events.last?.data == #"{"list":"l","deleted":true}"#)
     }
 
+    @Test func maxChangesTurnsALargeChangeIntoAResetPerStream() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        try await makeList(server, extraItems: 10)
+        let capped = try EventStreamReader(port: server.port, target: "/lists/l/events?since=now&maxChanges=1")
+        let plain = try EventStreamReader(port: server.port, target: "/lists/l/events?since=now")
+        let many = try EventStreamReader(port: server.port, target: "/events?lists=l:now&maxChanges=1")
+        for stream in [capped, plain, many] { #expect(await eventually { stream.body.contains("retry:") }) }
+
+        // One write changing 3 items: more than 1, so the capped streams get the snapshot.
+        try await patch(
+            server,
+            [["op": "updateItem", "id": "a", "model": ["n": 1]], ["op": "updateItem", "id": "b", "model": ["n": 1]],
+             ["op": "updateItem", "id": "x0", "model": ["n": 1]]])
+        for stream in [capped, plain, many] { #expect(await eventually { stream.events.count == 1 }) }
+        for stream in [capped, many] {
+            let event = try #require(stream.events.first)
+            #expect(event.event == "reset")
+            let answer = try JSONValue(parsing: Array(event.data.utf8))
+            #expect(answer["reset"]?.boolValue == true && answer["to"]?.intValue == 2)
+            #expect(answer["snapshot"]?["sections"]?.arrayValue?.first?["items"]?.arrayValue?.count == 12)
+        }
+        let change = try #require(plain.events.first)
+        #expect(change.event == "change")
+        let changeAnswer = try JSONValue(parsing: Array(change.data.utf8))
+        #expect(changeAnswer["reset"] == nil && changeAnswer["snapshot"] == nil)
+        #expect((changeAnswer["stages"]?.arrayValue?.count ?? 0) > 0)
+
+        // One item changed: within the limit, so a change; the capped stream goes on.
+        try await patch(server, [["op": "updateItem", "id": "a", "model": ["n": 2]]])
+        #expect(await eventually { capped.events.count == 2 })
+        #expect(capped.events.last?.event == "change")
+        let lastID = try #require(capped.events.last?.id)
+        capped.close()
+
+        // Resuming: Last-Event-ID gives the position, the query gives maxChanges, on each connection.
+        try await patch(
+            server,
+            [["op": "updateItem", "id": "a", "model": ["n": 3]], ["op": "updateItem", "id": "b", "model": ["n": 3]]])
+        let resumedCapped = try EventStreamReader(
+            port: server.port, target: "/lists/l/events?maxChanges=1", headers: ["Last-Event-ID": lastID])
+        let resumedPlain = try EventStreamReader(
+            port: server.port, target: "/lists/l/events", headers: ["Last-Event-ID": lastID])
+        #expect(await eventually { resumedCapped.events.count == 1 && resumedPlain.events.count == 1 })
+        #expect(resumedCapped.events.first?.event == "reset")
+        #expect(resumedCapped.events.first?.data.contains(#""from":3"#) == true)
+        #expect(resumedPlain.events.first?.event == "change")
+
+        for target in ["/lists/l/events?since=now&maxChanges=-1", "/events?lists=l:now&maxChanges=x"] {
+            let bad = try await server.get(target)
+            let value = target.split(separator: "=").last.map(String.init) ?? ""
+            #expect(bad.status == 400, "\(target)")
+            #expect(bad.header("Content-Type") == "application/problem+json", "\(target)")
+            let detail = try bad.object()["detail"] as? String ?? ""
+            #expect(detail.contains("maxChanges") && detail.contains("\"\(value)\""), "\(bad.text)")
+        }
+    }
+
     @Test func oneStreamFollowsManyLists() async throws {
         let server = try await ListdServer()
         defer { server.stop() }

@@ -365,10 +365,14 @@ export class ListdClient {
   }
   getItem(list, item) { return this.request("GET", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
   deleteItem(list, item) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
-  /** One long-poll: the change since `since` (waits up to `timeout` seconds). */
-  changes(list, since, { epoch, timeout = 30, signal } = {}) {
+  /**
+   * One long-poll: the change since `since` (waits up to `timeout` seconds);
+   * with `maxChanges`, a larger change comes as a reset.
+   */
+  changes(list, since, { epoch, timeout = 30, maxChanges, signal } = {}) {
     const query = new URLSearchParams({ since: String(since), timeout: String(timeout) });
     if (epoch) query.set("epoch", epoch);
+    if (maxChanges !== undefined) query.set("maxChanges", String(maxChanges));
     return this.request("GET", `/lists/${encodeURIComponent(list)}/changes?${query}`, { signal });
   }
 
@@ -387,7 +391,8 @@ export class ListdClient {
    * Options: `since` and `epoch` (start from a version held; then no first
    * snapshot is fetched unless the stream resets), `transport` ("auto":
    * events, else long-poll; "events"; "poll"), `minDelay`/`maxDelay` (ms) of
-   * the jittered back-off.
+   * the jittered back-off, `maxChanges` (a change naming more sections and
+   * items than this arrives as a reset with the snapshot).
    */
   follow(list, options = {}) {
     return new Follower(this, list, options);
@@ -540,15 +545,17 @@ class Follower {
   async stream() {
     const held = this.snapshot;
     const headers = { Accept: "text/event-stream" };
-    let path;
+    // maxChanges goes in the query on every connection: the event id carries only the position.
+    const query = new URLSearchParams();
     if (this.lastEventID) {
       headers["Last-Event-ID"] = this.lastEventID;
-      path = `/lists/${encodeURIComponent(this.list)}/events`;
     } else {
-      const query = new URLSearchParams({ since: String(held ? held.version : "now") });
+      query.set("since", String(held ? held.version : "now"));
       if (held?.epoch) query.set("epoch", held.epoch);
-      path = `/lists/${encodeURIComponent(this.list)}/events?${query}`;
     }
+    if (this.options.maxChanges !== undefined) query.set("maxChanges", String(this.options.maxChanges));
+    const search = query.toString();
+    const path = `/lists/${encodeURIComponent(this.list)}/events${search ? `?${search}` : ""}`;
     this.setState("connecting");
     let response;
     try {
@@ -601,7 +608,7 @@ class Follower {
         continue;
       }
       const answer = await this.client.changes(this.list, held.version, {
-        epoch: held.epoch, timeout: 30, signal: this.controller.signal,
+        epoch: held.epoch, timeout: 30, maxChanges: this.options.maxChanges, signal: this.controller.signal,
       });
       this.failures = 0;
       await this.handle(answer);

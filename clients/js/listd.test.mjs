@@ -170,6 +170,26 @@ test("follow: a stage that does not apply makes the client refetch, and it resum
   assert.equal(calls[3].path, "/lists/l/events?since=2&epoch=e", "a refetch clears the event id: resume from the snapshot");
 });
 
+test("follow: maxChanges goes in the query of every stream connection and of the long-poll", async () => {
+  const change = { list: "l", epoch: "e", from: 1, to: 2, stages: [] };
+  const { fetch, calls } = fakeFetch((path, init, count) => {
+    if (path === "/lists/l") return json(200, { id: "l", epoch: "e", version: 1, sections: [] });
+    if (path.startsWith("/lists/l/events")) {
+      if (count === 2) return eventStream([event("change", change)]);
+      return json(404, { type: "https://listd.dev/problems/not-found", detail: "no route" });
+    }
+    return new Promise(() => {}); // the long-poll waits
+  });
+  const client = new ListdClient({ baseURL: "http://x", fetch });
+  const follower = client.follow("l", { maxChanges: 5, minDelay: 1, maxDelay: 5 });
+  await waitFor(() => calls.some((call) => call.path.startsWith("/lists/l/changes")), "the long-poll");
+  follower.stop();
+  assert.equal(calls[1].path, "/lists/l/events?since=1&epoch=e&maxChanges=5");
+  assert.equal(calls[2].path, "/lists/l/events?maxChanges=5", "resuming with Last-Event-ID keeps maxChanges");
+  assert.equal(calls[2].headers["Last-Event-ID"], "l:e:2");
+  assert.equal(calls.at(-1).path, "/lists/l/changes?since=2&timeout=30&epoch=e&maxChanges=5");
+});
+
 test("follow: Retry-After is honoured, and long-poll is the fallback when the server has no event stream", async () => {
   const times = [];
   const { fetch, calls } = fakeFetch((path, init, count) => {

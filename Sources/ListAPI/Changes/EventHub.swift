@@ -7,7 +7,7 @@ import Synchronization
 /// Holds the open server-sent-events streams and feeds them.
 ///
 /// A commit marks its list on every stream that follows it (``EventStreamMachine``);
-/// streams that are idle and hold the same cursors form one group, whose
+/// streams that are idle and hold the same cursors (and `maxChanges`) form one group, whose
 /// answer is computed once (``ChangeComputer``) and framed once, then written
 /// to each. A stream that is still writing is only marked: it asks for the
 /// net change when its last chunk has reached the socket, so a slow reader
@@ -19,10 +19,13 @@ final class EventHub: Sendable {
         let id: UInt64
         let output: ResponseStream
         let machine: Mutex<EventStreamMachine>
+        /// `maxChanges`: the client prefers a reset to a change naming more sections and items.
+        let maxChanges: Int?
 
-        init(id: UInt64, output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor]) {
+        init(id: UInt64, output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?) {
             self.id = id
             self.output = output
+            self.maxChanges = maxChanges
             self.machine = Mutex(EventStreamMachine(cursors: cursors))
         }
     }
@@ -74,12 +77,15 @@ final class EventHub: Sendable {
     /// Opens a stream on `output` for `cursors` (versions already resolved,
     /// none `now`): subscribes to the lists' commits, then compares with the
     /// router's heads under the hub's lock, so no commit slips between.
+    /// `maxChanges`, when given, turns a change naming more sections and
+    /// items than that into a reset carrying the snapshot.
     func open(
-        output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor], onCancel: (@escaping @Sendable () -> Void) -> Void
+        output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor], maxChanges: Int? = nil,
+        onCancel: (@escaping @Sendable () -> Void) -> Void
     ) -> OpenResult {
         let opened: Stream? = state.withLock { state in
             if state.shuttingDown { return nil }
-            let stream = Stream(id: state.nextID, output: output, cursors: cursors)
+            let stream = Stream(id: state.nextID, output: output, cursors: cursors, maxChanges: maxChanges)
             state.nextID += 1
             state.streams[stream.id] = stream
             for list in cursors.keys {
@@ -163,7 +169,7 @@ final class EventHub: Sendable {
             let (key, wasCoalesced) = stream.machine.withLock { machine -> (GroupKey?, Bool) in
                 let (wasCoalesced, action) = machine.changed(list)
                 guard case .compute(let lists) = action else { return (nil, wasCoalesced) }
-                return (GroupKey(cursors: machine.cursors, lists: lists), wasCoalesced)
+                return (GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges), wasCoalesced)
             }
             if wasCoalesced { coalesced += 1 }
             if let key { groups[key, default: []].append(stream) }
@@ -176,15 +182,18 @@ final class EventHub: Sendable {
     private func flushed(_ stream: Stream) {
         let key = stream.machine.withLock { machine -> GroupKey? in
             guard case .compute(let lists) = machine.flushed() else { return nil }
-            return GroupKey(cursors: machine.cursors, lists: lists)
+            return GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges)
         }
         if let key { compute(key, for: [stream]) }
     }
 
-    /// What makes streams share one computation and one framed chunk.
+    /// What makes streams share one computation and one framed chunk: the
+    /// same cursors, the same lists to ask about, and the same `maxChanges`
+    /// (a stream with a limit may get a reset where one without gets a change).
     private struct GroupKey: Hashable {
         var cursors: [Identifier: EventStreamMachine.Cursor]
         var lists: [Identifier]
+        var maxChanges: Int?
     }
 
     private func compute(_ key: GroupKey, for streams: [Stream]) {
@@ -192,7 +201,8 @@ final class EventHub: Sendable {
             var outcomes: [(Identifier, EventStreamMachine.Outcome)] = []
             for list in key.lists {
                 guard let cursor = key.cursors[list] else { continue }
-                let question = ChangeComputer.Question(list: list, from: max(0, cursor.version), epoch: cursor.epoch)
+                let question = ChangeComputer.Question(
+                    list: list, from: max(0, cursor.version), epoch: cursor.epoch, maxChanges: key.maxChanges)
                 do throws(StoreError) {
                     outcomes.append((list, .answer(try await computer.answer(question))))
                 } catch where error.kind == .listNotFound {
@@ -235,7 +245,7 @@ final class EventHub: Sendable {
                     if shared == nil { shared = (before, machine.cursors, events, bytes) }
                 }
                 guard case .compute(let lists) = action else { return (events, bytes, nil) }
-                return (events, bytes, GroupKey(cursors: machine.cursors, lists: lists))
+                return (events, bytes, GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges))
             }
             if let followUp { again.append((followUp, stream)) }
             guard !events.isEmpty else { continue }

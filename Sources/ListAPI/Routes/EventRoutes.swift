@@ -3,14 +3,17 @@ import ListStore
 import Server
 
 extension ListService {
-    /// `GET /lists/{list}/events?since=V&epoch=E`: the change stream as
-    /// server-sent events (docs/API.md). `Last-Event-ID`, when sent, wins over
-    /// `since` and `epoch`: it names the epoch and version last received.
+    /// `GET /lists/{list}/events?since=V&epoch=E&maxChanges=N`: the change
+    /// stream as server-sent events (docs/API.md). `Last-Event-ID`, when sent,
+    /// wins over `since` and `epoch`: it names the epoch and version last
+    /// received. `maxChanges` is read from the query on every connection.
     func events(_ context: Context, _ responder: Responder.Finishing) {
         let list: Identifier
         let cursors: [Identifier: EventStreamMachine.Cursor]
+        let maxChanges: Int?
         do throws(Problem) {
             list = try context.identifier("list")
+            maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
             if let lastID = context.request.header("Last-Event-ID"), !lastID.isEmpty {
                 cursors = try EventStreamMachine.parseCursors(lastID, what: "Last-Event-ID")
                 guard cursors.count == 1, cursors[list] != nil else {
@@ -28,14 +31,17 @@ extension ListService {
         } catch {
             return responder.fail(error)
         }
-        openStream(cursors, context, responder)
+        openStream(cursors, maxChanges: maxChanges, context, responder)
     }
 
-    /// `GET /events?lists=a:3,b:now,c:E:9`: one stream for many lists. Each
-    /// event's `data` names its list; its `id` names every list's position.
+    /// `GET /events?lists=a:3,b:now,c:E:9&maxChanges=N`: one stream for many
+    /// lists. Each event's `data` names its list; its `id` names every list's
+    /// position. `maxChanges` applies to each list's events.
     func eventsOfMany(_ context: Context, _ responder: Responder.Finishing) {
         let cursors: [Identifier: EventStreamMachine.Cursor]
+        let maxChanges: Int?
         do throws(Problem) {
+            maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
             if let lastID = context.request.header("Last-Event-ID"), !lastID.isEmpty {
                 cursors = try EventStreamMachine.parseCursors(lastID, what: "Last-Event-ID")
             } else {
@@ -48,7 +54,7 @@ extension ListService {
         } catch {
             return responder.fail(error)
         }
-        openStream(cursors, context, responder)
+        openStream(cursors, maxChanges: maxChanges, context, responder)
     }
 
     /// The header fields of every event stream.
@@ -62,7 +68,8 @@ extension ListService {
     }()
 
     private func openStream(
-        _ requested: [Identifier: EventStreamMachine.Cursor], _ context: Context, _ responder: Responder.Finishing
+        _ requested: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?, _ context: Context,
+        _ responder: Responder.Finishing
     ) {
         Task {
             var cursors = requested
@@ -84,7 +91,8 @@ extension ListService {
                 route: context.route, method: context.request.method.rawValue, status: 200,
                 duration: ContinuousClock.now - context.started)
             let output = responder.responder.startStream(head)
-            switch eventHub.open(output: output, cursors: cursors, onCancel: { responder.onCancel($0) }) {
+            switch eventHub.open(
+                output: output, cursors: cursors, maxChanges: maxChanges, onCancel: { responder.onCancel($0) }) {
             case .opened: break
             case .shuttingDown:
                 output.write(Array(": listd is shutting down; reconnect\n\n".utf8))
