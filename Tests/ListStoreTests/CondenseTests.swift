@@ -1,5 +1,6 @@
 @testable import ListStore
 import ListdTestSupport
+import Storage
 import Testing
 
 /// ``TouchedEntities/condense(with:)`` on its own, against a model: random
@@ -302,5 +303,44 @@ import Testing
         var staleSections = TouchedEntities()
         staleSections.sections[s] = (.init(key: 10, model: "0"), .init(key: 11, model: "0"))
         #expect(throws: IndexMismatch.self) { try staleSections.condense(with: index) }
+    }
+
+    /// The writer with a stale hot index for a list: "changes since" still
+    /// answers the right change (the index rebuilt from the rows), and the
+    /// mismatch is reported.
+    @Test func aStaleHotIndexIsRebuiltAndReported() async throws {
+        let directory = try TemporaryDirectory()
+        let list = Identifier(storedText: "l")
+        let items = (0..<50).map { NewItem(id: Identifier(storedText: "i\($0)")) }
+        var storeConfiguration = StoreConfiguration(fullSync: false)
+        storeConfiguration.migrationsDirectory = migrationsDirectory
+        let store = try await SQLiteStore(path: directory.databasePath, configuration: storeConfiguration)
+        _ = try await store.createList(
+            id: list, name: "", sections: [NewSection(id: Identifier(storedText: "s"), items: items)])
+        _ = try await store.apply([.moveItem(id: Identifier(storedText: "i3"), section: nil, to: 40)], to: list, expectedVersion: nil)
+        _ = try await store.apply([.deleteItem(id: Identifier(storedText: "i7"))], to: list, expectedVersion: nil)
+        await store.close()
+        let inconsistencies = Inconsistencies()
+        var configuration = StoreConfiguration(fullSync: false)
+        configuration.onInconsistency = { inconsistencies.record($0) }
+        let fresh = ListWriter(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
+        guard case .change(let expected) = try fresh.changes(of: list, since: 1) else {
+            Issue.record("no change since v1")
+            return
+        }
+        #expect(inconsistencies.all == [])
+
+        let writer = ListWriter(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
+        var stale = ListIndex()
+        stale.sections = RankedKeys(sorted: [Int64(1)])
+        stale.items[Identifier(storedText: "s")] = RankedKeys(sorted: (0..<10).map { Int64($0) })
+        writer.hot.store(stale, for: list)
+        guard case .change(let answered) = try writer.changes(of: list, since: 1) else {
+            Issue.record("no change since v1 with a stale index")
+            return
+        }
+        #expect(answered == expected)
+        #expect(inconsistencies.all.count == 1)
+        #expect(inconsistencies.all.first?.contains("rebuilding") == true, "\(inconsistencies.all)")
     }
 }
