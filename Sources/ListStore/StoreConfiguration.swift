@@ -43,6 +43,10 @@ public struct StoreConfiguration: Sendable {
     /// durable together (for metrics); runs on the writer thread, so it must
     /// be quick.
     public var onGroupCommit: (@Sendable (_ writes: Int) -> Void)?
+    /// Called when the store finds its own state inconsistent and recovers
+    /// (for example a stale rank index: the client gets a reset instead of a
+    /// net change); the text says what and where. For the error log.
+    public var onInconsistency: (@Sendable (_ detail: String) -> Void)?
 
     /// Creates a configuration; every parameter has listd's default.
     public init(

@@ -50,6 +50,7 @@ struct ServeCommand: AsyncParsableCommand {
         let metrics = ServiceMetrics(factory: backend, exposition: backend.exposition)
         var storeConfiguration = settings.store
         storeConfiguration.onGroupCommit = { writes in metrics.groupCommit(writes: writes) }
+        storeConfiguration.onInconsistency = { detail in logger.error("store inconsistency: \(detail)") }
         let opened: OpenedStore
         do {
             if settings.migrate == false {

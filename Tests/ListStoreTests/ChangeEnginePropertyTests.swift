@@ -2,6 +2,7 @@ import JSON
 import ListStore
 import ListdTestSupport
 import SectionDiff
+import Synchronization
 import Testing
 
 /// The incremental change engine against the old way as the oracle: random op
@@ -24,9 +25,14 @@ import Testing
         var rng = SeededGenerator(seed: seed)
         // Every fourth seed starts from a large list; odd seeds renumber often.
         let large = seed % 4 == 0
-        let configuration = StoreConfiguration(
+        var configuration = StoreConfiguration(
             fullSync: false, maxModelBytes: 48, historyVersions: 10_000, positionGap: seed % 2 == 1 ? 4 : 1 << 20,
             hotListMemory: seed % 3 == 0 ? 1 : 64 << 20)
+        // The store recovers from a stale rank index (rebuilds it, or answers a
+        // reset); here it must never have to.
+        let inconsistencies = Inconsistencies()
+        configuration.onInconsistency = { detail in inconsistencies.record(detail) }
+        defer { #expect(inconsistencies.all == [], "seed \(seed): the store found itself inconsistent") }
         // With a one-byte budget, a second list written at every step evicts the
         // first one's rank index each time (rebuilt from the database when needed).
         let evicting = seed % 3 == 0
@@ -341,4 +347,13 @@ enum UIKitBatchModel {
         }
         return State(sections: result)
     }
+}
+
+/// What a store reported to ``StoreConfiguration/onInconsistency``, from its own threads.
+final class Inconsistencies: Sendable {
+    private let details = Mutex<[String]>([])
+
+    func record(_ detail: String) { details.withLock { $0.append(detail) } }
+
+    var all: [String] { details.withLock { $0 } }
 }

@@ -108,8 +108,9 @@ extension ListWriter {
     }
 
     /// The net change a write just made, from version `target.version` to the
-    /// next; brings the list's hot index along. Runs inside the write.
-    func recordedChange(_ target: Target) throws(StoreError) -> NetChange {
+    /// next (`nil` when it cannot be condensed, see ``condense(_:of:with:_:)``);
+    /// brings the list's hot index along. Runs inside the write.
+    func recordedChange(_ target: Target) throws(StoreError) -> NetChange? {
         let touched = try touchedEntities(target.id, since: target.version)
         let index: ListIndex
         if hot.apply(touched, to: target.id), let moved = hot.index(of: target.id) {
@@ -117,15 +118,45 @@ extension ListWriter {
         } else {
             index = try currentIndex(target.id)
         }
-        let (old, new) = touched.condense(with: index)
+        guard let (old, new) = try condense(touched, of: target.id, with: index, "write to v\(target.newVersion)") else {
+            return nil
+        }
         return NetChange(
             list: target.id, epoch: target.epoch, from: target.version, to: target.newVersion, old: old, new: new)
+    }
+
+    /// `touched` condensed with `index`; when the two disagree (a stale index),
+    /// the index is rebuilt from the rows once and the condensing tried again.
+    /// Both mismatches go to ``StoreConfiguration/onInconsistency``; a server
+    /// answers a reset rather than trap or send a wrong change.
+    /// - Returns: `nil` when even the rebuilt index disagrees.
+    func condense(_ touched: TouchedEntities, of list: Identifier, with index: ListIndex, _ context: String)
+        throws(StoreError) -> (old: [CondensedSection], new: [CondensedSection])?
+    {
+        do throws(IndexMismatch) {
+            return try touched.condense(with: index)
+        } catch {
+            configuration.onInconsistency?(
+                "list \(list), \(context): its rank index disagrees with the change (\(error)); rebuilding it")
+        }
+        hot.evict(list)
+        let rebuilt = try currentIndex(list)
+        do throws(IndexMismatch) {
+            return try touched.condense(with: rebuilt)
+        } catch {
+            configuration.onInconsistency?(
+                "list \(list), \(context): its rank index rebuilt from the rows disagrees with the change too "
+                    + "(\(error)); answering without a net change")
+            hot.evict(list)
+            return nil
+        }
     }
 
     /// What the writer answers to "changes since `version`".
     enum ChangeLookup: Sendable {
         case change(NetChange)
-        /// Outside the kept history, above the current version: the caller sends a snapshot.
+        /// Outside the kept history, above the current version, or not condensable
+        /// (see ``condense(_:of:with:_:)``): the caller sends a snapshot.
         case outsideHistory
     }
 
@@ -144,7 +175,9 @@ extension ListWriter {
         }
         let touched = try touchedEntities(list, since: version, expectedRows: Int(current - version))
         let index = try currentIndex(list)
-        let (old, new) = touched.condense(with: index)
+        guard let (old, new) = try condense(touched, of: list, with: index, "changes since v\(version)") else {
+            return .outsideHistory
+        }
         return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: old, new: new))
     }
 }

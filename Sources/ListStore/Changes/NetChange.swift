@@ -88,79 +88,115 @@ struct TouchedEntities {
     /// `index.rank(below: p)` minus the touched ones now below `p`; that count,
     /// for every touched element at either end, splits the untouched elements
     /// into the runs both ends share.
+    ///
+    /// Checks that `index` and the touched entities agree (every touched
+    /// element's current key is in the index, no count goes below zero or past
+    /// its group, every item's section at either end is listed) and throws
+    /// ``IndexMismatch`` otherwise, instead of answering from a stale index.
     /// - Complexity: O(k log n) for k touched entities and n keys.
-    func condense(with index: ListIndex) -> (old: [CondensedSection], new: [CondensedSection]) {
+    func condense(with index: ListIndex) throws(IndexMismatch) -> (old: [CondensedSection], new: [CondensedSection]) {
         // Sections.
         let sectionEntries = sections.map { (id: $0.key, before: $0.value.before, after: $0.value.after) }
         let sectionsNow = sectionEntries.compactMap(\.after?.key).sorted()
-        let untouchedSections = index.sections.count - sectionsNow.count
-        func untouchedSectionsBelow(_ key: Int64) -> Int {
-            index.sections.rank(below: key) - Self.lowerBound(key, in: sectionsNow)
+        for key in sectionsNow where !index.sections.contains(key) {
+            throw IndexMismatch("a touched section's key \(key) is not in the index of \(index.sections.count) section keys")
         }
-        let sectionRuns = Runs(
-            total: untouchedSections,
-            splits: sectionEntries.flatMap { entry in
-                [entry.before.map { untouchedSectionsBelow($0.key) }, entry.after.map { untouchedSectionsBelow($0.key) }]
-                    .compactMap { $0 }
-            },
-            firstID: 0)
+        let untouchedSections = index.sections.count - sectionsNow.count
+        guard untouchedSections >= 0 else {
+            throw IndexMismatch("\(sectionsNow.count) touched sections, \(index.sections.count) in the index")
+        }
+        func untouchedSectionsBelow(_ key: Int64) throws(IndexMismatch) -> Int {
+            let below = index.sections.rank(below: key) - Self.lowerBound(key, in: sectionsNow)
+            guard (0...untouchedSections).contains(below) else {
+                throw IndexMismatch("\(below) untouched sections below key \(key), of \(untouchedSections)")
+            }
+            return below
+        }
 
-        // Items, grouped by section at each end.
-        var itemsBefore: [Identifier: [(id: Identifier, state: ItemState)]] = [:]
-        var itemsAfter: [Identifier: [(id: Identifier, state: ItemState)]] = [:]
+        // Items, grouped by section at each end, each with its count of
+        // untouched siblings below it.
+        typealias Entry = (id: Identifier, state: ItemState, below: Int)
+        var itemsBefore: [Identifier: [Entry]] = [:]
+        var itemsAfter: [Identifier: [Entry]] = [:]
         for (id, item) in items {
-            if let before = item.before { itemsBefore[before.section, default: []].append((id, before)) }
-            if let after = item.after { itemsAfter[after.section, default: []].append((id, after)) }
+            for state in [item.before, item.after].compactMap(\.self) where sections[state.section] == nil {
+                throw IndexMismatch("item \(id) is in section \(state.section), which is not listed")
+            }
+            if let before = item.before { itemsBefore[before.section, default: []].append((id, before, 0)) }
+            if let after = item.after { itemsAfter[after.section, default: []].append((id, after, 0)) }
         }
         var itemRuns: [Identifier: Runs] = [:]
-        var itemsBelow: [Identifier: [Int] ] = [:]  // per section: untouched items below each touched one, old then new
         var nextRun = 0
-        for (section, _) in sections {
+        for (section, state) in sections {
             let now = (itemsAfter[section] ?? []).map(\.state.key).sorted()
             let keys = index.items[section]
+            if state.after == nil, let keys, keys.count > 0 {
+                throw IndexMismatch("section \(section) is gone but the index holds \(keys.count) item keys in it")
+            }
+            for key in now where !(keys?.contains(key) ?? false) {
+                throw IndexMismatch("a touched item's key \(key) in section \(section) is not in the index")
+            }
             let untouched = (keys?.count ?? 0) - now.count
-            func below(_ key: Int64) -> Int {
-                (keys?.rank(below: key) ?? 0) - Self.lowerBound(key, in: now)
+            // A section new since the earlier end holds only touched items (inserted or moved in).
+            guard untouched >= 0, state.before != nil || untouched == 0 else {
+                throw IndexMismatch(
+                    "the index holds \(keys?.count ?? 0) item keys in section \(section), which has \(now.count) touched "
+                        + (state.before == nil ? "and is new" : "items"))
+            }
+            func below(_ key: Int64) throws(IndexMismatch) -> Int {
+                let below = (keys?.rank(below: key) ?? 0) - Self.lowerBound(key, in: now)
+                guard (0...untouched).contains(below) else {
+                    throw IndexMismatch("\(below) untouched items below key \(key) in section \(section), of \(untouched)")
+                }
+                return below
             }
             var splits: [Int] = []
-            for entry in itemsBefore[section] ?? [] { splits.append(below(entry.state.key)) }
-            for entry in itemsAfter[section] ?? [] { splits.append(below(entry.state.key)) }
-            let runs = Runs(total: max(0, untouched), splits: splits, firstID: nextRun)
+            func count(_ entries: inout [Entry]?) throws(IndexMismatch) {
+                guard var counted = entries else { return }
+                for i in counted.indices {
+                    counted[i].below = try below(counted[i].state.key)
+                    splits.append(counted[i].below)
+                }
+                entries = counted
+            }
+            try count(&itemsBefore[section])
+            try count(&itemsAfter[section])
+            let runs = Runs(total: untouched, splits: splits, firstID: nextRun)
             nextRun += runs.runs.count
             itemRuns[section] = runs
-            itemsBelow[section] = splits
         }
 
-        func condensedItems(of section: Identifier, _ entries: [(id: Identifier, state: ItemState)], offset: Int)
-            -> [CondensedItem]
-        {
+        func condensedItems(of section: Identifier, _ entries: [Entry]) -> [CondensedItem] {
             guard let runs = itemRuns[section] else { return [] }
-            let below = itemsBelow[section] ?? []
-            let ordered = entries.indices.map { (entry: entries[$0], below: below[offset + $0]) }
-                .sorted { ($0.below, $0.entry.state.key) < ($1.below, $1.entry.state.key) }
+            let ordered = entries.sorted { ($0.below, $0.state.key) < ($1.below, $1.state.key) }
             return runs.merge(ordered.map { (below: $0.below, value: CondensedItem.item(
-                id: $0.entry.id, model: Model(trustedCanonicalText: $0.entry.state.model))) }) {
+                id: $0.id, model: Model(trustedCanonicalText: $0.state.model))) }) {
                 CondensedItem.untouched(run: $0, count: $1)
             }
         }
 
         var oldSections: [(below: Int, key: Int64, value: CondensedSection)] = []
         var newSections: [(below: Int, key: Int64, value: CondensedSection)] = []
+        var sectionSplits: [Int] = []
         for entry in sectionEntries {
             if let before = entry.before {
-                let items = condensedItems(of: entry.id, itemsBefore[entry.id] ?? [], offset: 0)
+                let below = try untouchedSectionsBelow(before.key)
+                sectionSplits.append(below)
                 oldSections.append(
-                    (untouchedSectionsBelow(before.key), before.key,
-                     .section(id: entry.id, model: Model(trustedCanonicalText: before.model), items: items)))
+                    (below, before.key,
+                     .section(id: entry.id, model: Model(trustedCanonicalText: before.model),
+                              items: condensedItems(of: entry.id, itemsBefore[entry.id] ?? []))))
             }
             if let after = entry.after {
-                let items = condensedItems(
-                    of: entry.id, itemsAfter[entry.id] ?? [], offset: itemsBefore[entry.id]?.count ?? 0)
+                let below = try untouchedSectionsBelow(after.key)
+                sectionSplits.append(below)
                 newSections.append(
-                    (untouchedSectionsBelow(after.key), after.key,
-                     .section(id: entry.id, model: Model(trustedCanonicalText: after.model), items: items)))
+                    (below, after.key,
+                     .section(id: entry.id, model: Model(trustedCanonicalText: after.model),
+                              items: condensedItems(of: entry.id, itemsAfter[entry.id] ?? []))))
             }
         }
+        let sectionRuns = Runs(total: untouchedSections, splits: sectionSplits, firstID: 0)
         func ordered(_ entries: [(below: Int, key: Int64, value: CondensedSection)]) -> [CondensedSection] {
             let sorted = entries.sorted { ($0.below, $0.key) < ($1.below, $1.key) }
             return sectionRuns.merge(sorted.map { (below: $0.below, value: $0.value) }) {
@@ -179,6 +215,14 @@ struct TouchedEntities {
         }
         return low
     }
+}
+
+/// The index of a list and the entities a change touched disagree: the index
+/// is stale, or the rows are not what the history says.
+struct IndexMismatch: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) { self.description = description }
 }
 
 /// The runs a sibling group's untouched elements split into: cut at every

@@ -44,6 +44,14 @@ struct RankedKeys {
         return before[b] + Self.lowerBound(key, in: blocks[b])
     }
 
+    /// Whether `key` is among the keys. - Complexity: O(log n).
+    func contains(_ key: Int64) -> Bool {
+        let b = blockIndex(for: key)
+        guard b < blocks.count else { return false }
+        let at = Self.lowerBound(key, in: blocks[b])
+        return at < blocks[b].count && blocks[b][at] == key
+    }
+
     /// The key at rank `index` (0-based), `nil` outside `0..<count`.
     func key(at index: Int) -> Int64? {
         guard index >= 0, index < count else { return nil }
