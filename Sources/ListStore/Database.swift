@@ -11,6 +11,16 @@ package protocol SQLSession: AnyObject {
     func beginRead() throws(StoreError)
     /// Runs a statement with `values` bound to its `?`s and returns all its rows.
     func rows(_ sql: String, _ values: [SQLValue]) throws(StoreError) -> [[SQLValue]]
+    /// Runs a statement whose rows nobody reads (an `INSERT`, `UPDATE`,
+    /// `DELETE`). A session may send it without waiting for its answer; its
+    /// failure is then thrown by the session's next call that waits.
+    func run(_ sql: String, _ values: [SQLValue]) throws(StoreError)
+}
+
+extension SQLSession {
+    package func run(_ sql: String, _ values: [SQLValue]) throws(StoreError) {
+        _ = try rows(sql, values)
+    }
 }
 
 /// A store's view of one database session: statements with store errors.
@@ -64,7 +74,7 @@ package struct Database {
                 throw StoreError.storage(error)
             }
         case .session(let session):
-            _ = try session.rows(sql, values)
+            try session.run(sql, values)
         }
     }
 

@@ -36,6 +36,9 @@ package final class ListWriter {
         let id: Identifier
         let epoch: String
         let version: Int64
+        /// The list's `history_floor` and `history_pruned` when loaded (a write does not change them before ``finish``).
+        var floor: Int64 = 0
+        var pruned: Int64 = 0
         var changed = false
         var newVersion: Int64 { version + 1 }
         /// Sibling groups this write has changed (`nil`: the sections; else a
@@ -263,9 +266,16 @@ package final class ListWriter {
 
         case .insertItem(let section, let new, let at):
             try checkModel(new.model, "item model")
-            guard try sectionExists(list, section) else { throw notFound(section: section) }
             let itemID = new.id ?? Identifier.generate()
-            if try itemRow(list, itemID) != nil {
+            // Both checks in one statement (one round trip on a remote database).
+            let (sectionFound, itemTaken) = try db.first(
+                """
+                SELECT EXISTS (SELECT 1 FROM sections WHERE list_id = ? AND id = ?),
+                    EXISTS (SELECT 1 FROM items WHERE list_id = ? AND id = ?)
+                """, list.sql, section.sql, list.sql, itemID.sql, read: { ($0.int64(0) != 0, $0.int64(1) != 0) }
+            ) ?? (false, false)
+            guard sectionFound else { throw notFound(section: section) }
+            if itemTaken {
                 throw StoreError(.duplicateId, "item \"\(itemID)\" already exists")
             }
             let key = try place(.items(section), at: at, excluding: nil, in: &target)
@@ -490,7 +500,7 @@ package final class ListWriter {
             "INSERT INTO versions (list_id, version, committed_at) VALUES (?, ?, ?)",
             target.id.sql, version.sql, now.sql)
         let change = try recordedChange(target)
-        try prune(target.id, now: now)
+        try prune(target.id, now: now, known: (version, target.floor, target.pruned))
         let result = WriteResult(
             list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true,
             change: change)
@@ -502,12 +512,18 @@ package final class ListWriter {
     /// write a small constant and never one long pause.
     /// - Returns: whether history rows remain below the floor.
     @discardableResult
-    func prune(_ list: Identifier, now: Int64, maxVersions: Int64 = 8) throws(StoreError) -> Bool {
-        guard
-            let (version, floor, pruned) = try db.first(
+    /// - Parameter known: the list's version, floor and pruned mark when the
+    ///   caller has them (a write, which read them under its lock): one read less.
+    func prune(
+        _ list: Identifier, now: Int64, maxVersions: Int64 = 8, known: (Int64, Int64, Int64)? = nil
+    ) throws(StoreError) -> Bool {
+        var state = known
+        if state == nil {
+            state = try db.first(
                 "SELECT version, history_floor, history_pruned FROM lists WHERE id = ?", list.sql,
                 read: { row in (row.int64(0), row.int64(1), row.int64(2)) })
-        else { return false }
+        }
+        guard let (version, floor, pruned) = state else { return false }
         var newFloor = max(floor, version - configuration.historyVersions)
         let cutoff = now - ageMilliseconds
         // The state at V stays while it was current within the window, i.e. V+1 committed after the cutoff.
@@ -536,6 +552,12 @@ package final class ListWriter {
     /// limit to lists with old versions and catches up deferred deletions.
     /// - Returns: whether more work may remain.
     package func pruneIdleStep(now: Int64) throws(StoreError) -> Bool {
+        try pruneIdle(idleCandidates(now: now), now: now)
+    }
+
+    /// Up to 32 lists that may hold history to prune (old versions, deferred
+    /// deletions), in id order.
+    package func idleCandidates(now: Int64) throws(StoreError) -> [Identifier] {
         let cutoff = now - ageMilliseconds
         var lists = try db.rows(
             "SELECT DISTINCT list_id FROM versions WHERE committed_at < ? LIMIT 16", [cutoff.sql]
@@ -543,8 +565,14 @@ package final class ListWriter {
         lists += try db.rows(
             "SELECT id FROM lists WHERE history_pruned < history_floor LIMIT 16", []
         ) { $0.identifier(0) }
+        return Set(lists).sorted { $0.rawValue < $1.rawValue }
+    }
+
+    /// One bounded pruning step on each of `lists` (see ``prune(_:now:maxVersions:)``).
+    /// - Returns: whether more work may remain.
+    package func pruneIdle(_ lists: [Identifier], now: Int64) throws(StoreError) -> Bool {
         var more = false
-        for list in Set(lists) {
+        for list in lists {
             more = try prune(list, now: now, maxVersions: 64) || more
         }
         return more
@@ -559,15 +587,17 @@ package final class ListWriter {
 
     private func load(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> Target {
         guard
-            let (epoch, version) = try db.first(
-                "SELECT epoch, version FROM lists WHERE id = ?", list.sql, read: { ($0.text(0), $0.int64(1)) })
+            let (epoch, version, floor, pruned) = try db.first(
+                "SELECT epoch, version, history_floor, history_pruned FROM lists WHERE id = ?", list.sql,
+                read: { ($0.text(0), $0.int64(1), $0.int64(2), $0.int64(3)) })
         else { throw StoreError(.listNotFound, "list \"\(list)\" not found") }
         if let expectedVersion, expectedVersion != version {
             throw StoreError(
                 .versionMismatch(expected: expectedVersion, actual: version),
                 "list \"\(list)\" is at version \(version), not \(expectedVersion)")
         }
-        return Target(id: list, epoch: epoch, version: version)
+        try syncHotIndex(list, epoch: epoch, version: version, floor: floor)
+        return Target(id: list, epoch: epoch, version: version, floor: floor, pruned: pruned)
     }
 
     private func sectionRow(_ list: Identifier, _ id: Identifier) throws(StoreError)

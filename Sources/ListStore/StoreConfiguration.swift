@@ -39,6 +39,12 @@ public struct StoreConfiguration: Sendable {
     /// Bytes the rank indexes of hot lists may take together (about 10 bytes
     /// per item); the least recently used list's index is dropped beyond it; 0 keeps none.
     public var hotListMemory: Int
+    /// Other sessions (other processes, other instances) write the same rows:
+    /// a hot list's rank index is then trusted only at the list state (epoch
+    /// and version) it was tagged with, and brought up to the list's current
+    /// version from its history (O(k log n) for k changed entities) before
+    /// use, or dropped when that history is gone. `PostgresStore` sets it.
+    public var sharedRows = false
     /// Called after each group commit with the number of writes it made
     /// durable together (for metrics); runs on the writer thread, so it must
     /// be quick.

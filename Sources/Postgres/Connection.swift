@@ -20,6 +20,8 @@ public final class Connection {
     private var handle: OpaquePointer?
     /// Statements prepared on this session, by SQL text.
     private var prepared: [String: String] = [:]
+    /// Statements sent in pipeline mode whose answers are not read yet (see ``enqueue(_:_:)``).
+    private var queued: [String] = []
 
     /// Connects with a libpq connection string: a `postgres://user:pass@host:port/db?…`
     /// URL or `key=value` pairs. `settings` add or override libpq parameters
@@ -68,6 +70,7 @@ public final class Connection {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared = [:]
+        queued = []
     }
 
     /// Whether the session is open and usable (libpq's status is OK).
@@ -111,7 +114,7 @@ public final class Connection {
     /// as a migration script. Returns the last statement's result.
     @discardableResult
     public func execute(_ sql: String) throws(PostgresError) -> Rows {
-        let handle = try open()
+        let handle = try ready()
         return try check(PQexec(handle, sql), sql: sql)
     }
 
@@ -125,8 +128,16 @@ public final class Connection {
     /// Runs one statement with parameters (prepared once per connection).
     @discardableResult
     public func query(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Rows {
-        let handle = try open()
         let name = try prepare(sql)
+        if !queued.isEmpty {
+            // Behind statements still in the pipeline: one round trip for all of them and this one.
+            try send(sql, prepared: name, parameters)
+            guard let rows = try sync(keepingLast: true) else {
+                throw PostgresError(.misuse, message: "the pipeline gave no answer to the statement", sql: sql)
+            }
+            return rows
+        }
+        let handle = try open()
         let result = withParameters(parameters) { count, values, lengths, formats in
             PQexecPrepared(handle, name, count, values, lengths, formats, 0)
         }
@@ -137,7 +148,7 @@ public final class Connection {
     /// parameter types declared from the values); for statements run once.
     @discardableResult
     public func queryOnce(_ sql: String, _ parameters: [PostgresValue]) throws(PostgresError) -> Rows {
-        let handle = try open()
+        let handle = try ready()
         let types = parameters.map(\.typeOID)
         let result = types.withUnsafeBufferPointer { types in
             withParameters(parameters) { count, values, lengths, formats in
@@ -151,7 +162,7 @@ public final class Connection {
     @discardableResult
     public func prepare(_ sql: String) throws(PostgresError) -> String {
         if let name = prepared[sql] { return name }
-        let handle = try open()
+        let handle = try ready()
         let name = "listd_\(prepared.count + 1)"
         _ = try check(PQprepare(handle, name, sql, 0, nil), sql: sql)
         prepared[sql] = name
@@ -160,6 +171,144 @@ public final class Connection {
 
     /// How many statements this connection has prepared.
     public var preparedCount: Int { prepared.count }
+
+    // MARK: Pipelining
+
+    /// The most statements kept in the pipeline before their answers are read:
+    /// bounds what the server buffers for a client not yet reading.
+    static let maxQueued = 128
+
+    /// Sends a statement whose answer the caller does not need now, without
+    /// waiting for it (libpq's pipeline mode).
+    ///
+    /// Inside a transaction, the statement travels to the server together with
+    /// those queued after it; its answer is read by the next ``sync()``, or by
+    /// the next call that waits for an answer (``query(_:_:)`` sends its
+    /// statement behind the queued ones: one round trip for all), and the
+    /// first error among them is thrown there; statements after a failed one
+    /// do not run. Outside a transaction, the statement runs at once, so a
+    /// failure is never reported to a later, unrelated call.
+    /// Statements with parameters are prepared once per connection as by
+    /// ``query(_:_:)``; without, they go unprepared (`SAVEPOINT`, `COMMIT`).
+    /// `outsideTransaction`: queue it even outside a transaction (a `BEGIN`,
+    /// whose failure the next call then reports).
+    public func enqueue(_ sql: String, _ parameters: [PostgresValue] = [], outsideTransaction: Bool = false)
+        throws(PostgresError)
+    {
+        guard !queued.isEmpty || transactionState == .inTransaction || (outsideTransaction && transactionState == .idle)
+        else {
+            if parameters.isEmpty { try execute(sql) } else { try query(sql, parameters) }
+            return
+        }
+        let name = parameters.isEmpty ? nil : try prepare(sql)
+        try send(sql, prepared: name, parameters)
+        if queued.count >= Self.maxQueued { try sync() }
+    }
+
+    /// How many statements wait in the pipeline for their answers to be read.
+    public var queuedCount: Int { queued.count }
+
+    /// Sends one statement into the pipeline (entering pipeline mode first).
+    private func send(_ sql: String, prepared name: String?, _ parameters: [PostgresValue]) throws(PostgresError) {
+        let handle = try open()
+        if queued.isEmpty, PQpipelineStatus(handle) == PQ_PIPELINE_OFF {
+            guard PQenterPipelineMode(handle) == 1 else {
+                throw PostgresError(
+                    .misuse, message: "cannot enter pipeline mode: \(PostgresError.connectionMessage(handle))", sql: sql)
+            }
+        }
+        var sent: Int32 = 0
+        if let name {
+            _ = withParameters(parameters) { count, values, lengths, formats in
+                sent = PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
+                return nil
+            }
+        } else {
+            sent = PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
+        }
+        guard sent == 1 else {
+            let error = PostgresError(.connection, message: PostgresError.connectionMessage(handle), sql: sql)
+            // The pipeline's state is unknown: the session is not reused.
+            close()
+            throw error
+        }
+        queued.append(sql)
+    }
+
+    /// Waits for the answers of the statements in the pipeline and leaves
+    /// pipeline mode.
+    /// - Returns: the last statement's command tag (`COMMIT`, `INSERT 0 1`…),
+    ///   `nil` when nothing was queued.
+    /// - Throws: the first statement's error (those after it did not run);
+    ///   `.connection` when the session broke, which is then closed.
+    @discardableResult
+    public func sync() throws(PostgresError) -> String? {
+        guard !queued.isEmpty else { return nil }
+        var tag: String?
+        _ = try sync(keepingLast: false, tag: &tag)
+        return tag
+    }
+
+    private func sync(keepingLast: Bool) throws(PostgresError) -> Rows? {
+        var tag: String?
+        return try sync(keepingLast: keepingLast, tag: &tag)
+    }
+
+    private func sync(keepingLast: Bool, tag: inout String?) throws(PostgresError) -> Rows? {
+        let handle = try open()
+        let statements = queued
+        queued = []
+        func broken(_ what: String) -> PostgresError {
+            let error = PostgresError(
+                .connection, message: "\(what): \(PostgresError.connectionMessage(handle))", sql: statements.last)
+            close()
+            return error
+        }
+        guard PQpipelineSync(handle) == 1 else { throw broken("cannot send the pipeline") }
+        var firstError: PostgresError?
+        var last: Rows?
+        // Each statement's answer ends with a NULL; the sync point's answer ends the pipeline.
+        var answered = 0
+        while true {
+            guard let result = PQgetResult(handle) else {
+                answered += 1
+                if answered > statements.count || PQstatus(handle) != CONNECTION_OK {
+                    throw broken("the pipeline ended early")
+                }
+                continue
+            }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            let sql = answered < statements.count ? statements[answered] : nil
+            switch status {
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+                tag = PQcmdStatus(result).map { String(cString: $0) }
+                if keepingLast, answered == statements.count - 1, firstError == nil {
+                    last = Rows(result, sql: sql ?? "")
+                } else {
+                    PQclear(result)
+                }
+            case PGRES_PIPELINE_ABORTED:
+                PQclear(result)
+            default:
+                if firstError == nil { firstError = PostgresError.from(result: result, connection: handle, sql: sql) }
+                PQclear(result)
+            }
+        }
+        guard answered == statements.count else { throw broken("the pipeline's answers do not match its statements") }
+        guard PQexitPipelineMode(handle) == 1 else { throw broken("cannot leave pipeline mode") }
+        if let firstError { throw firstError }
+        return last
+    }
+
+    /// The handle, once the pipeline's answers are read (their first error is thrown here).
+    private func ready() throws(PostgresError) -> OpaquePointer {
+        if !queued.isEmpty { try sync() }
+        return try open()
+    }
 
     // MARK: Transactions
 
@@ -181,6 +330,7 @@ public final class Connection {
 
     /// `ROLLBACK` when in a transaction, ignoring failure (the session may be gone).
     public func rollbackQuietly() {
+        _ = try? sync()
         guard handle != nil, transactionState == .inTransaction || transactionState == .failed else { return }
         _ = try? execute("ROLLBACK")
     }
@@ -210,6 +360,7 @@ public final class Connection {
     ///
     /// - Throws: `.connection` when the session is lost (the caller reconnects).
     public func notifications(waitingUpTo timeout: Duration) throws(PostgresError) -> [Notification] {
+        _ = try ready()
         var heard = try drainNotifications()
         guard heard.isEmpty else { return heard }
         let handle = try open()

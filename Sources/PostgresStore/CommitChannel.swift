@@ -19,14 +19,15 @@ public enum CommitChannel {
     /// The most payload bytes sent in one notification (PostgreSQL's limit is 8,000).
     static let maxPayloadBytes = 7_900
 
-    /// Records `commits` and notifies them, in `connection`'s open transaction.
+    /// Records `commits` and notifies them, in `connection`'s open transaction
+    /// (sent in its pipeline: failures surface at its next `sync()` or read).
     public static func publish(_ commits: [Commit], on connection: Connection) throws(PostgresError) {
         guard !commits.isEmpty else { return }
         // One statement for all of them; committed_at is the server's clock, shared
         // by every instance (catch-up compares it). Ids and epochs hold no
         // characters an array literal would need quoted (see Identifier).
         func array(_ values: [String]) -> PostgresValue { .text("{" + values.joined(separator: ",") + "}") }
-        try connection.query(
+        try connection.enqueue(
             """
             INSERT INTO commits (list_id, epoch, version, deleted, committed_at)
             SELECT list_id, epoch, version, deleted, (extract(epoch FROM clock_timestamp()) * 1000)::int8
@@ -34,10 +35,12 @@ public enum CommitChannel {
                 AS c(list_id, epoch, version, deleted, position)
             ORDER BY position
             """,
-            array(commits.map(\.list.rawValue)), array(commits.map(\.epoch)), array(commits.map { String($0.version) }),
-            array(commits.map { $0.deleted ? "1" : "0" }))
+            [
+                array(commits.map(\.list.rawValue)), array(commits.map(\.epoch)),
+                array(commits.map { String($0.version) }), array(commits.map { $0.deleted ? "1" : "0" }),
+            ])
         for payload in payloads(commits) {
-            try connection.notify(name, payload: payload)
+            try connection.enqueue("SELECT pg_notify($1, $2)", [.text(name), .text(payload)])
         }
     }
 

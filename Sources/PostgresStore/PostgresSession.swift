@@ -43,6 +43,15 @@ final class PostgresSession: SQLSession {
         }
     }
 
+    /// Sends the statement in the connection's pipeline inside a transaction
+    /// (its failure surfaces at the next statement that reads, or at the
+    /// writer's `RELEASE`), so a write's `INSERT`s and `UPDATE`s cost no round
+    /// trip of their own.
+    func run(_ sql: String, _ values: [SQLValue]) throws(StoreError) {
+        let statement = translate(sql)
+        do { try connection.enqueue(statement, values.map(\.postgres)) } catch { throw StoreError.postgres(error) }
+    }
+
     /// `sql` with each `?` outside quotes replaced by `$n`.
     private func translate(_ sql: String) -> String {
         if let done = translated[sql] { return done }

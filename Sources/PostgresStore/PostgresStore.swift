@@ -23,6 +23,9 @@ public final class PostgresStore: Store {
     struct PendingWrite: Sendable {
         /// The lists whose rows the write needs locked (none for a new list).
         let lists: [Identifier]
+        /// A read run on the writer's session for its rank indexes (net
+        /// changes), in a `REPEATABLE READ` snapshot outside the write transaction.
+        var readOnly = false
         let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
         let fail: @Sendable (StoreError) -> Void
     }
@@ -47,6 +50,7 @@ public final class PostgresStore: Store {
     private let listener: CommitListener
     private let writeCount = Atomic<Int>(0)
     private let commitCount = Atomic<Int>(0)
+    private let indexBuildCount = Atomic<Int>(0)
     private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
     private let logger: Logger
 
@@ -118,6 +122,10 @@ public final class PostgresStore: Store {
         (writeCount.load(ordering: .relaxed), commitCount.load(ordering: .relaxed))
     }
 
+    /// How many rank indexes the writer sessions built by reading a whole list
+    /// (rather than catching up from history), for tests and operators.
+    public var rankIndexBuilds: Int { indexBuildCount.load(ordering: .relaxed) }
+
     /// The listener, for operators and tests (its session's pid, reconnects).
     public var commitListener: CommitListener { listener }
 
@@ -174,6 +182,20 @@ public final class PostgresStore: Store {
         try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
     }
 
+    /// Runs on a writer session, where this instance's rank indexes live, in
+    /// a `REPEATABLE READ` snapshot: the index is brought to the snapshot's
+    /// version from history (O(k log n)), so the answer costs what changed,
+    /// not the list's size, whichever instance wrote it.
+    public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
+        let lookup = try await write(locking: [], readOnly: true) { writer, _ throws(StoreError) in
+            (try writer.changes(of: list, since: version), [Commit]())
+        }
+        switch lookup {
+        case .change(let change): return .change(change)
+        case .outsideHistory: return .reset(try await snapshot(of: list))
+        }
+    }
+
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
         try await read { reader throws(StoreError) in try reader.items(list, query: query) }
     }
@@ -185,12 +207,12 @@ public final class PostgresStore: Store {
     // MARK: Submitting work
 
     private func write<T: Sendable>(
-        locking lists: [Identifier],
+        locking lists: [Identifier], readOnly: Bool = false,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
             let pending = PendingWrite(
-                lists: lists,
+                lists: lists, readOnly: readOnly,
                 run: { writer throws(StoreError) in
                     let (value, commits) = try body(writer, Self.nowMilliseconds())
                     return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
@@ -289,6 +311,15 @@ public final class PostgresStore: Store {
             self?.writeCount.add(writes, ordering: .relaxed)
             self?.commitCount.add(1, ordering: .relaxed)
         }
+        let built: @Sendable (Int) -> Void = { [weak self] builds in
+            self?.indexBuildCount.add(builds, ordering: .relaxed)
+        }
+        // Each writer session keeps rank indexes of its own: they share the budget.
+        let perWriter = {
+            var perWriter = configuration
+            perWriter.hotListMemory = configuration.hotListMemory / writers
+            return perWriter
+        }()
         let thread = Thread {
             defer { exited() }
             let connection: Connection
@@ -300,8 +331,8 @@ public final class PostgresStore: Store {
             }
             ready(.success(connection.backendPID))
             var loop = PostgresWriterLoop(
-                url: url, connection: connection, configuration: configuration, writes: writes, feed: feed,
-                counted: counted, reconnected: { listener.ignoreSender($0) }, logger: logger)
+                url: url, connection: connection, configuration: perWriter, writes: writes, feed: feed,
+                counted: counted, built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
             loop.run()
         }
         thread.name = "listd-pg-writer-\(index)"
@@ -343,8 +374,16 @@ public final class PostgresStore: Store {
     }
 }
 
-/// A writer session's loop: take queued writes, lock their lists, run each in
-/// a savepoint, record and notify the commits, commit once, then answer.
+/// A writer session's loop: take queued jobs; answer the read-only ones (net
+/// changes) in one snapshot, then commit the writes: lock their lists, run
+/// each in a savepoint, record and notify the commits, commit once, answer.
+///
+/// Statements whose answers the writer does not read (`SAVEPOINT`, the
+/// write's `INSERT`s and `UPDATE`s, the commit records, `NOTIFY`, `COMMIT`)
+/// go through the session's pipeline (``Connection/enqueue(_:_:)``), so they
+/// travel with the next statement that reads: a write costs a round trip per
+/// read it makes plus one for its `RELEASE`, which also proves that all its
+/// statements succeeded before the next write starts.
 struct PostgresWriterLoop {
     let url: String
     var connection: Connection
@@ -353,6 +392,10 @@ struct PostgresWriterLoop {
     let writes: WorkQueue<PostgresStore.PendingWrite>
     let feed: CommitFeed
     let counted: @Sendable (Int) -> Void
+    /// Told how many rank indexes were built from the rows since last told.
+    let built: @Sendable (Int) -> Void
+    /// The writer's index builds already told.
+    var buildsTold = 0
     /// Told the server process of a new session, so the listener skips its commits.
     let reconnected: @Sendable (Int32) -> Void
     let logger: Logger
@@ -360,13 +403,13 @@ struct PostgresWriterLoop {
     init(
         url: String, connection: Connection, configuration: StoreConfiguration,
         writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, counted: @escaping @Sendable (Int) -> Void,
-        reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
+        built: @escaping @Sendable (Int) -> Void, reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
-        // Other writer sessions and other instances change the same rows, so an
-        // in-memory rank index kept across transactions would go stale: build it
-        // per write (O(n); porting the rank index to PostgreSQL is future work).
+        // Other writer sessions and other instances change the same rows: the
+        // rank indexes are trusted only at the version they were tagged with and
+        // caught up from history before use (StoreConfiguration.sharedRows).
         var configuration = configuration
-        configuration.hotListMemory = 0
+        configuration.sharedRows = true
         self.url = url
         self.connection = connection
         self.writer = ListWriter(db: Database(session: PostgresSession(connection)), configuration: configuration)
@@ -374,24 +417,32 @@ struct PostgresWriterLoop {
         self.writes = writes
         self.feed = feed
         self.counted = counted
+        self.built = built
         self.reconnected = reconnected
         self.logger = logger
     }
 
     mutating func run() {
         var lastPrune = ContinuousClock.now
+        var pruneDue = true
         while let batch = writes.take(
             max: max(1, configuration.maxWritesPerCommit), timeout: .now() + .seconds(1))
         {
             if !connection.isOpen { reconnect() }
             guard !batch.isEmpty else {
+                // Idle: spend the time on history nobody is writing to, as SQLiteStore does.
+                if pruneDue { pruneDue = pruneIdleLists() }
                 if ContinuousClock.now - lastPrune >= .seconds(60) {
                     lastPrune = .now
                     pruneCommitRecords()
                 }
                 continue
             }
-            commit(batch)
+            pruneDue = true
+            let reads = batch.filter(\.readOnly)
+            let changes = batch.filter { !$0.readOnly }
+            if !reads.isEmpty { answer(reads) }
+            if !changes.isEmpty { commit(changes) }
         }
         connection.close()
     }
@@ -407,22 +458,102 @@ struct PostgresWriterLoop {
         }
     }
 
+    /// One bounded pruning transaction over lists nobody writes to. Their rows
+    /// are locked in id order and without waiting (`SKIP LOCKED`): a list a
+    /// writer holds is left for later, and no lock order can deadlock.
+    /// - Returns: whether more work may remain.
+    private func pruneIdleLists() -> Bool {
+        do throws(StoreError) {
+            let now = PostgresStore.nowMilliseconds()
+            try run("BEGIN ISOLATION LEVEL READ COMMITTED")
+            let candidates = try writer.idleCandidates(now: now)
+            guard !candidates.isEmpty else {
+                try run("COMMIT")
+                return false
+            }
+            let locked: [Identifier]
+            do throws(PostgresError) {
+                locked = try connection.query(
+                    "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED",
+                    .text("{" + candidates.map(\.rawValue).joined(separator: ",") + "}")
+                ).map { row throws(PostgresError) in try row.text(0) }.compactMap { Identifier($0) }
+            } catch {
+                throw StoreError.postgres(error)
+            }
+            let more = try writer.pruneIdle(locked, now: now)
+            try run("COMMIT")
+            return more || locked.count < candidates.count
+        } catch {
+            connection.rollbackQuietly()
+            logger.warning("cannot prune the history of idle lists", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Tells the store of the rank indexes built since last told (before answering, so a caller sees them counted).
+    private mutating func reportBuilds() {
+        guard writer.indexBuilds != buildsTold else { return }
+        built(writer.indexBuilds - buildsTold)
+        buildsTold = writer.indexBuilds
+    }
+
+    private func run(_ sql: String) throws(StoreError) {
+        do { try connection.execute(sql) } catch { throw StoreError.postgres(error) }
+    }
+
     private mutating func reconnect() {
         do {
             let fresh = try Connection(url: url)
             connection.close()
             connection = fresh
             writer = ListWriter(db: Database(session: PostgresSession(fresh)), configuration: configuration)
+            buildsTold = 0
             reconnected(fresh.backendPID)
         } catch {
             logger.warning("cannot reconnect a writer session", metadata: ["error": "\(error)"])
         }
     }
 
-    private func commit(_ batch: [PostgresStore.PendingWrite]) {
+    /// Read-only jobs (net changes since a version) in one `REPEATABLE READ`
+    /// snapshot: the list's row, its history and the rank index agree.
+    private mutating func answer(_ jobs: [PostgresStore.PendingWrite]) {
+        do throws(PostgresError) {
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        } catch {
+            let failure = StoreError(.storageFailure, "cannot read: \(error)")
+            for job in jobs { job.fail(failure) }
+            return
+        }
+        var answered: [PostgresStore.CompletedWrite] = []
+        var failed: [(PostgresStore.PendingWrite, StoreError)] = []
+        for job in jobs {
+            do throws(StoreError) {
+                answered.append(try job.run(writer))
+            } catch {
+                failed.append((job, error))
+            }
+        }
+        let clean = failed.allSatisfy { $0.1.kind != .storageFailure }
+        do throws(PostgresError) {
+            try connection.execute("COMMIT")
+        } catch {
+            connection.rollbackQuietly()
+            writer.transactionRolledBack()
+            let failure = StoreError(.storageFailure, "cannot read: \(error)")
+            for job in jobs { job.fail(failure) }
+            return
+        }
+        // Indexes moved by a job the database failed midway are dropped.
+        if clean { writer.transactionCommitted() } else { writer.transactionRolledBack() }
+        reportBuilds()
+        for (job, error) in failed { job.fail(error) }
+        for completed in answered { completed.succeed() }
+    }
+
+    private mutating func commit(_ batch: [PostgresStore.PendingWrite]) {
         let lists = Set(batch.flatMap(\.lists)).map(\.rawValue).sorted()
         do throws(PostgresError) {
-            try connection.execute("BEGIN ISOLATION LEVEL READ COMMITTED")
+            try connection.enqueue("BEGIN ISOLATION LEVEL READ COMMITTED", outsideTransaction: true)
             if !lists.isEmpty {
                 // One lock order everywhere: no two batches, on any instance, can deadlock.
                 try connection.query(
@@ -440,49 +571,71 @@ struct PostgresWriterLoop {
         var broken: PostgresError?
         for write in batch {
             do throws(PostgresError) {
-                try connection.execute("SAVEPOINT write")
+                try connection.enqueue("SAVEPOINT write")
             } catch {
                 broken = error
                 break
             }
+            writer.writeStarted()
+            let failure: StoreError
             do throws(StoreError) {
                 let completed = try write.run(writer)
-                do throws(PostgresError) { try connection.execute("RELEASE write") } catch {
-                    broken = error
-                    break
-                }
-                succeeded.append((write, completed))
-            } catch {
-                failed.append((write, error))
+                // The write's own statements end here: their first failure is this write's.
                 do throws(PostgresError) {
-                    try connection.execute("ROLLBACK TO write")
-                    try connection.execute("RELEASE write")
-                } catch let rollbackError {
-                    broken = rollbackError
-                    break
+                    try connection.enqueue("RELEASE write")
+                    try connection.sync()
+                    succeeded.append((write, completed))
+                    continue
+                } catch {
+                    if error.isConnectionFailure || !connection.isOpen {
+                        broken = error
+                        break
+                    }
+                    throw StoreError.postgres(error)
                 }
+            } catch {
+                failure = error
+            }
+            writer.writeRolledBack()
+            failed.append((write, failure))
+            do throws(PostgresError) {
+                // Answers still in the pipeline belong to the failed write.
+                _ = try? connection.sync()
+                try connection.execute("ROLLBACK TO write")
+                try connection.execute("RELEASE write")
+            } catch let rollbackError {
+                broken = rollbackError
+                break
             }
         }
         let commits = succeeded.flatMap(\.1.commits)
         if broken == nil {
             do throws(PostgresError) {
                 try CommitChannel.publish(commits, on: connection)
-                try connection.execute("COMMIT")
+                try connection.enqueue("COMMIT")
+                let tag = try connection.sync()
+                if tag != "COMMIT" {
+                    broken = PostgresError(
+                        .server, message: "the transaction ended with \(tag ?? "no answer") instead of COMMIT")
+                }
             } catch {
                 broken = error
             }
         }
         if let broken {
             connection.rollbackQuietly()
+            writer.transactionRolledBack()
             let error = StoreError(.storageFailure, "the commit failed, nothing was written: \(broken)")
             for write in batch { write.fail(error) }
             return
         }
+        writer.transactionCommitted()
         counted(succeeded.count)
         configuration.onGroupCommit?(succeeded.count)
         // Publish before answering, as SQLiteStore does: a cache fed by the
         // feed is never behind a client's own acknowledged write.
         feed.publish(commits)
+        reportBuilds()
         for (write, error) in failed { write.fail(error) }
         for (_, completed) in succeeded { completed.succeed() }
     }

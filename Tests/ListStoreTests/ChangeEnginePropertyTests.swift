@@ -1,6 +1,7 @@
 import JSON
 import ListStore
 import ListdTestSupport
+import PostgresStore
 import SectionDiff
 import Synchronization
 import Testing
@@ -15,13 +16,66 @@ import Testing
 /// same way.
 ///
 /// Default: 16 seeds × 150 writes, about 2,400 writes and 9,000 answers
-/// checked; `LISTD_LONG_TESTS=1`: 400 seeds × 1,500 writes.
+/// checked; `LISTD_LONG_TESTS=1`: 400 seeds × 1,500 writes. On PostgreSQL the
+/// same on one store (two writer sessions, each with rank indexes of its own)
+/// and on two stores over one database (two instances: every write, read and
+/// question goes to a random one), 4 seeds each by default (seeds 1–4: renumbering,
+/// evicting and large-list cases).
 @Suite struct ChangeEnginePropertyTests {
     static let seeds: [UInt64] = longTests ? Array(1...400) : Array(1...16)
     static let writesPerSeed = longTests ? 1_500 : 150
 
-    @Test(arguments: seeds)
-    func netChangesReplayToTheCurrentSnapshot(seed: UInt64) async throws {
+    /// Where the writes go: one SQLite store, one PostgreSQL store, or two
+    /// PostgreSQL stores (instances) on one database.
+    enum Deployment: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite, postgres, postgresPair
+
+        var testDescription: String { rawValue }
+    }
+
+    static var cases: [(Deployment, UInt64)] {
+        var cases = seeds.map { (Deployment.sqlite, $0) }
+        if TestPostgres.enabled {
+            let postgresSeeds = longTests ? Array(seeds.prefix(100)) : Array(seeds.prefix(4))
+            cases += postgresSeeds.map { (.postgres, $0) } + postgresSeeds.map { (.postgresPair, $0) }
+        }
+        return cases
+    }
+
+    /// Runs `body` with the deployment's stores (one, or two on one database).
+    func withStores(
+        _ deployment: Deployment, _ configuration: StoreConfiguration, _ body: ([any TestedStore]) async throws -> Void
+    ) async throws {
+        switch deployment {
+        case .sqlite: try await withStore(.sqlite, configuration) { try await body([$0]) }
+        case .postgres: try await withStore(.postgres, configuration) { try await body([$0]) }
+        case .postgresPair:
+            var configuration = configuration
+            configuration.migrationsDirectory = migrationsDirectory
+            let database = try await TestPostgres.createDatabase()
+            defer { database.drop() }
+            let first = try await PostgresStore(url: database.url, configuration: configuration)
+            let second: PostgresStore
+            do {
+                second = try await PostgresStore(url: database.url, configuration: configuration)
+            } catch {
+                await first.close()
+                throw error
+            }
+            do {
+                try await body([first, second])
+            } catch {
+                await first.close()
+                await second.close()
+                throw error
+            }
+            await first.close()
+            await second.close()
+        }
+    }
+
+    @Test(arguments: cases)
+    func netChangesReplayToTheCurrentSnapshot(_ deployment: Deployment, seed: UInt64) async throws {
         var rng = SeededGenerator(seed: seed)
         // Every fourth seed starts from a large list; odd seeds renumber often.
         let large = seed % 4 == 0
@@ -36,7 +90,12 @@ import Testing
         // With a one-byte budget, a second list written at every step evicts the
         // first one's rank index each time (rebuilt from the database when needed).
         let evicting = seed % 3 == 0
-        try await withStore(.sqlite, configuration) { store in
+        try await withStores(deployment, configuration) { stores in
+            // One store: no draw, so SQLite's seeds replay as before.
+            func pick(_ rng: inout SeededGenerator) -> any TestedStore {
+                stores.count == 1 ? stores[0] : stores[Int.random(in: 0..<stores.count, using: &rng)]
+            }
+            let store = stores[0]
             let list = id("l")
             var body: [NewSection] = []
             if large {
@@ -67,7 +126,7 @@ import Testing
                     if Int.random(in: 0..<15, using: &rng) == 0 {
                         let (name, sections) = HistoryPropertyTests.randomBody(from: reference, using: &rng)
                         moved.everything = true
-                        result = try await store.replace(
+                        result = try await pick(&rng).replace(
                             list, name: name, sections: sections.map(\.asNew), expectedVersion: nil)
                     } else {
                         let ops = HistoryPropertyTests.randomOps(from: reference, using: &rng)
@@ -83,19 +142,19 @@ import Testing
                             default: break
                             }
                         }
-                        result = try await store.apply(ops, to: list, expectedVersion: nil)
+                        result = try await pick(&rng).apply(ops, to: list, expectedVersion: nil)
                     }
                 } catch {
                     continue
                 }
                 if evicting {
                     let item = id("o\(Int.random(in: 0..<20, using: &rng))")
-                    _ = try await store.apply(
+                    _ = try await pick(&rng).apply(
                         [.moveItem(id: item, section: nil, to: Int.random(in: 0..<20, using: &rng))], to: other,
                         expectedVersion: nil)
                 }
                 guard result.changed else { continue }
-                let snapshot = try await store.snapshot(of: list)
+                let snapshot = try await pick(&rng).snapshot(of: list)
                 #expect(snapshot.version == result.version, "\(context)")
                 let previous = try #require(states[version])
                 version = result.version
@@ -112,7 +171,7 @@ import Testing
                 for _ in 0..<3 { asked.insert(Int64.random(in: 1...version, using: &rng)) }
                 for since in asked {
                     guard let old = states[since] else { continue }
-                    switch try await store.changes(of: list, since: since) {
+                    switch try await pick(&rng).changes(of: list, since: since) {
                     case .reset:
                         Issue.record("\(context): a reset for v\(since), inside the history")
                     case .change(let change):

@@ -3,6 +3,7 @@ import ListStore
 import ListdTestSupport
 import Logging
 import Postgres
+import Synchronization
 import Testing
 
 @testable import PostgresStore
@@ -107,4 +108,57 @@ struct PostgresStoreTests {
             await store.close()
         }
     }
+    /// The change engine across instances: each instance keeps its own rank
+    /// index of a list and, whichever instance wrote, brings it forward from
+    /// the list's history (O(k log n)); after the first build, neither writes
+    /// nor net-change answers read the whole list again, and every answer is
+    /// the one-version change asked for, with no inconsistency found.
+    @Test func rankIndexesCatchUpFromHistoryAcrossInstances() async throws {
+        try await withMigratedDatabase { database, _ in
+            let found = Reported()
+            var configuration = StoreConfiguration(migrationsDirectory: ListdProcess.migrations, fullSync: false)
+            configuration.onInconsistency = { detail in found.append(detail) }
+            let a = try await PostgresStore(
+                url: database.url, configuration: configuration, writers: 1, logger: Self.quiet)
+            let b = try await PostgresStore(
+                url: database.url, configuration: configuration, writers: 1, logger: Self.quiet)
+            let list = Identifier("big")!
+            let section = Identifier("s")!
+            let count = 2_000
+            let created = try await a.createList(
+                id: list, name: "",
+                sections: [NewSection(id: section, items: (0..<count).map { NewItem(id: Identifier("i\($0)")!) })])
+            var version = created.version
+            for step in 0..<40 {
+                let writer = step % 2 == 0 ? a : b
+                let asked = step % 3 == 0 ? a : b
+                let written = try await writer.apply(
+                    [.insertItem(section: section, item: NewItem(id: Identifier("n\(step)")!), at: (step * 53) % count)],
+                    to: list, expectedVersion: version)
+                #expect(written.version == version + 1)
+                #expect(written.change != nil, "step \(step): the write recorded its net change")
+                version = written.version
+                for since in [version - 1, max(1, version - 5)] {
+                    switch try await asked.changes(of: list, since: since) {
+                    case .change(let change):
+                        #expect(change.from == since && change.to == version, "step \(step)")
+                    case .reset:
+                        Issue.record("step \(step): a reset for v\(since), inside the history")
+                    }
+                }
+            }
+            #expect(a.rankIndexBuilds == 1, "instance A read the whole list \(a.rankIndexBuilds) times")
+            #expect(b.rankIndexBuilds == 1, "instance B read the whole list \(b.rankIndexBuilds) times")
+            #expect(found.all == [])
+            await a.close()
+            await b.close()
+        }
+    }
+}
+
+/// What a store reported to ``StoreConfiguration/onInconsistency``.
+final class Reported: Sendable {
+    private let details = Mutex<[String]>([])
+    func append(_ detail: String) { details.withLock { $0.append(detail) } }
+    var all: [String] { details.withLock { $0 } }
 }

@@ -40,6 +40,14 @@ final class HotLists {
         var index: ListIndex
         var bytes: Int
         var lastUse: UInt64
+        /// The list state the index describes, when the writer said (see ``tag(_:epoch:version:)``).
+        var tag: Tag?
+    }
+
+    /// A list state: its epoch and version.
+    struct Tag: Equatable {
+        let epoch: String
+        let version: Int64
     }
 
     let budget: Int
@@ -66,10 +74,22 @@ final class HotLists {
         return entry.index
     }
 
+    /// The state the list's index was tagged with; `nil` when not hot or untagged.
+    func tag(of list: Identifier) -> Tag? {
+        entries[list]?.tag
+    }
+
+    /// Records that the list's hot index describes the list at `epoch` and
+    /// `version` (a store whose rows other sessions write trusts an index only
+    /// at the state it was tagged with).
+    func tag(_ list: Identifier, epoch: String, version: Int64) {
+        entries[list]?.tag = Tag(epoch: epoch, version: version)
+    }
+
     /// Stores a freshly built index.
     func store(_ index: ListIndex, for list: Identifier) {
         builds += 1
-        put(index, for: list)
+        put(index, for: list, tag: nil)
     }
 
     /// Moves a hot list's index across a change; a cold list stays cold.
@@ -79,7 +99,7 @@ final class HotLists {
         guard var entry = entries.removeValue(forKey: list) else { return false }
         bytes -= entry.bytes
         entry.index.apply(touched)
-        put(entry.index, for: list)
+        put(entry.index, for: list, tag: nil)
         return true
     }
 
@@ -112,13 +132,14 @@ final class HotLists {
         dirty.removeAll(keepingCapacity: true)
     }
 
-    private func put(_ index: ListIndex, for list: Identifier) {
+    /// Stores `index` with `tag` (the caller tags it once it knows the state it describes).
+    private func put(_ index: ListIndex, for list: Identifier, tag: Tag?) {
         // A zero budget keeps no index past the write that built it (a store whose
         // rows other processes also write cannot trust an index kept across transactions).
         guard budget > 0 else { return }
         clock += 1
         let size = index.byteCount
-        entries[list] = Entry(index: index, bytes: size, lastUse: clock)
+        entries[list] = Entry(index: index, bytes: size, lastUse: clock, tag: tag)
         bytes += size
         dirty.insert(list)
         writeDirty.insert(list)

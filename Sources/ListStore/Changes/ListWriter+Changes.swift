@@ -107,6 +107,30 @@ extension ListWriter {
         return index
     }
 
+    /// With ``StoreConfiguration/sharedRows``, brings the list's hot index to
+    /// the list's state `epoch`/`version` (read in the caller's transaction):
+    /// kept when tagged with that state, moved forward by the entities touched
+    /// since its own version (read from history, O(k log n)), or dropped when
+    /// it is untagged, of another epoch, ahead, or older than the kept history
+    /// (the next use rebuilds it from the rows). Without it, only this writer
+    /// writes the rows and its indexes are always current.
+    func syncHotIndex(_ list: Identifier, epoch: String, version: Int64, floor: Int64) throws(StoreError) {
+        guard configuration.sharedRows, hot.index(of: list) != nil else { return }
+        guard let tag = hot.tag(of: list), tag.epoch == epoch, tag.version <= version, tag.version >= floor,
+            version - tag.version <= Self.maxCatchUpVersions
+        else {
+            hot.evict(list)
+            return
+        }
+        guard tag.version < version else { return }
+        let touched = try touchedEntities(list, since: tag.version, expectedRows: Int(version - tag.version))
+        hot.apply(touched, to: list)
+        hot.tag(list, epoch: epoch, version: version)
+    }
+
+    /// Beyond this many versions behind, a hot index is rebuilt rather than caught up.
+    static let maxCatchUpVersions: Int64 = 10_000
+
     /// The net change a write just made, from version `target.version` to the
     /// next (`nil` when it cannot be condensed, see ``condense(_:of:with:_:)``);
     /// brings the list's hot index along. Runs inside the write.
@@ -118,9 +142,9 @@ extension ListWriter {
         } else {
             index = try currentIndex(target.id)
         }
-        guard let (old, new) = try condense(touched, of: target.id, with: index, "write to v\(target.newVersion)") else {
-            return nil
-        }
+        let condensed = try condense(touched, of: target.id, with: index, "write to v\(target.newVersion)")
+        hot.tag(target.id, epoch: target.epoch, version: target.newVersion)
+        guard let (old, new) = condensed else { return nil }
         return NetChange(
             list: target.id, epoch: target.epoch, from: target.version, to: target.newVersion, old: old, new: new)
     }
@@ -153,7 +177,7 @@ extension ListWriter {
     }
 
     /// What the writer answers to "changes since `version`".
-    enum ChangeLookup: Sendable {
+    package enum ChangeLookup: Sendable {
         case change(NetChange)
         /// Outside the kept history, above the current version, or not condensable
         /// (see ``condense(_:of:with:_:)``): the caller sends a snapshot.
@@ -163,7 +187,7 @@ extension ListWriter {
     /// The net change from `version` to the current version.
     /// - Complexity: O(k log n) for k entities touched since `version`, plus
     ///   O(n) once when the list's index is cold.
-    func changes(of list: Identifier, since version: Int64) throws(StoreError) -> ChangeLookup {
+    package func changes(of list: Identifier, since version: Int64) throws(StoreError) -> ChangeLookup {
         guard
             let (epoch, current, floor) = try db.first(
                 "SELECT epoch, version, history_floor FROM lists WHERE id = ?", list.sql,
@@ -173,11 +197,27 @@ extension ListWriter {
         guard version < current else {
             return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: [], new: []))
         }
+        try syncHotIndex(list, epoch: epoch, version: current, floor: floor)
         let touched = try touchedEntities(list, since: version, expectedRows: Int(current - version))
         let index = try currentIndex(list)
-        guard let (old, new) = try condense(touched, of: list, with: index, "changes since v\(version)") else {
-            return .outsideHistory
-        }
+        let condensed = try condense(touched, of: list, with: index, "changes since v\(version)")
+        hot.tag(list, epoch: epoch, version: current)
+        guard let (old, new) = condensed else { return .outsideHistory }
         return .change(NetChange(list: list, epoch: epoch, from: version, to: current, old: old, new: new))
     }
+}
+
+/// The hot rank indexes' bookkeeping around transactions, for a store whose
+/// writer loop lives in another module (`PostgresStore`), as ``WriterLoop`` does it.
+extension ListWriter {
+    /// A write starts in its own savepoint: ``writeRolledBack()`` undoes only its index changes.
+    package func writeStarted() { hot.beginWrite() }
+    /// The write rolled back to its savepoint: drop the indexes it changed.
+    package func writeRolledBack() { hot.evictWrite() }
+    /// The transaction committed: the indexes' changes are durable.
+    package func transactionCommitted() { hot.markClean() }
+    /// The transaction rolled back: drop every index changed in it.
+    package func transactionRolledBack() { hot.evictDirty() }
+    /// How many rank indexes were built from the rows (for tests).
+    package var indexBuilds: Int { hot.builds }
 }
