@@ -47,6 +47,8 @@ public final class PostgresStore: Store {
     private let writes = WorkQueue<PendingWrite>()
     private let reads = WorkQueue<ReadJob>()
     private let feed = CommitFeed()
+    /// Keeps this instance's commits of a list in version order on the feed.
+    private let publishOrder = PublishOrder()
     private let listener: CommitListener
     private let writeCount = Atomic<Int>(0)
     private let commitCount = Atomic<Int>(0)
@@ -304,6 +306,7 @@ public final class PostgresStore: Store {
         let configuration = self.configuration
         let writes = self.writes
         let feed = self.feed
+        let publishOrder = self.publishOrder
         let logger = self.logger
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let listener = self.listener
@@ -332,7 +335,7 @@ public final class PostgresStore: Store {
             ready(.success(connection.backendPID))
             var loop = PostgresWriterLoop(
                 url: url, connection: connection, configuration: perWriter, writes: writes, feed: feed,
-                counted: counted, built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
+                publishOrder: publishOrder, counted: counted, built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
             loop.run()
         }
         thread.name = "listd-pg-writer-\(index)"
@@ -391,6 +394,7 @@ struct PostgresWriterLoop {
     let configuration: StoreConfiguration
     let writes: WorkQueue<PostgresStore.PendingWrite>
     let feed: CommitFeed
+    let publishOrder: PublishOrder
     let counted: @Sendable (Int) -> Void
     /// Told how many rank indexes were built from the rows since last told.
     let built: @Sendable (Int) -> Void
@@ -402,8 +406,8 @@ struct PostgresWriterLoop {
 
     init(
         url: String, connection: Connection, configuration: StoreConfiguration,
-        writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, counted: @escaping @Sendable (Int) -> Void,
-        built: @escaping @Sendable (Int) -> Void, reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
+        writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, publishOrder: PublishOrder,
+        counted: @escaping @Sendable (Int) -> Void, built: @escaping @Sendable (Int) -> Void, reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
         // Other writer sessions and other instances change the same rows: the
         // rank indexes are trusted only at the version they were tagged with and
@@ -416,6 +420,7 @@ struct PostgresWriterLoop {
         self.configuration = configuration
         self.writes = writes
         self.feed = feed
+        self.publishOrder = publishOrder
         self.counted = counted
         self.built = built
         self.reconnected = reconnected
@@ -609,6 +614,9 @@ struct PostgresWriterLoop {
             }
         }
         let commits = succeeded.flatMap(\.1.commits)
+        // Registered before COMMIT: a session that takes one of these lists'
+        // row locks after it publishes these commits only after them.
+        publishOrder.register(commits)
         if broken == nil {
             do throws(PostgresError) {
                 try CommitChannel.publish(commits, on: connection)
@@ -625,6 +633,7 @@ struct PostgresWriterLoop {
         if let broken {
             connection.rollbackQuietly()
             writer.transactionRolledBack()
+            publishOrder.unregister(commits)
             let error = StoreError(.storageFailure, "the commit failed, nothing was written: \(broken)")
             for write in batch { write.fail(error) }
             return
@@ -634,7 +643,11 @@ struct PostgresWriterLoop {
         configuration.onGroupCommit?(succeeded.count)
         // Publish before answering, as SQLiteStore does: a cache fed by the
         // feed is never behind a client's own acknowledged write.
+        if publishOrder.waitForEarlier(commits) {
+            logger.warning("published commits before an earlier one of this instance (waited \(publishOrder.patience) s)")
+        }
         feed.publish(commits)
+        publishOrder.unregister(commits)
         reportBuilds()
         for (write, error) in failed { write.fail(error) }
         for (_, completed) in succeeded { completed.succeed() }
