@@ -53,7 +53,10 @@ public protocol Store: Sendable {
     /// deleted a list. It is called on the store's writer thread after the
     /// commit and before the writers are answered (so a cache fed by it is
     /// never behind a client's own acknowledged write), never under a lock; it
-    /// must return quickly.
+    /// must return quickly. A store's own commits of one list come in version
+    /// order; a store shared by several processes also reports the others'
+    /// commits as it hears of them, which may be after a later local one, so
+    /// an observer keeps the highest version it heard.
     func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription
 }
 
