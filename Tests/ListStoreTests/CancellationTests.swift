@@ -1,0 +1,119 @@
+import Dispatch
+import Foundation
+import ListStore
+import Synchronization
+import Testing
+
+/// Holds the SQLite writer thread inside its group-commit hook, so a test can
+/// queue a write behind a commit that has happened but not been answered.
+final class WriterGate: Sendable {
+    private let armed = Atomic<Bool>(false)
+    private let entered = Atomic<Bool>(false)
+    private let release = DispatchSemaphore(value: 0)
+
+    /// Makes the next group commit wait in the hook until ``open()``.
+    func arm() {
+        entered.store(false, ordering: .releasing)
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// The hook: waits when armed.
+    func hook(_ writes: Int) {
+        guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        entered.store(true, ordering: .releasing)
+        release.wait()
+    }
+
+    /// Whether the writer is waiting in the hook.
+    var isHolding: Bool { entered.load(ordering: .acquiring) }
+
+    /// Lets the writer go on.
+    func open() { release.signal() }
+}
+
+/// Waits (without a fixed sleep) until `condition` holds, failing after 10 s.
+func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out waiting until \(what)")
+            return
+        }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+}
+
+/// A store call whose task is cancelled before the store starts it does
+/// nothing and fails with `cancelled`; one the store has started runs to its
+/// end, and a committed write is answered as committed.
+@Suite struct CancellationTests {
+    static func open(_ directory: borrowing TemporaryDirectory, gate: WriterGate) async throws -> SQLiteStore {
+        var configuration = StoreConfiguration(fullSync: false, onGroupCommit: { gate.hook($0) })
+        configuration.migrationsDirectory = migrationsDirectory
+        return try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+    }
+
+    static func insert(_ item: String) -> [ListOperation] {
+        [.insertItem(section: id("s"), item: NewItem(id: id(item)), at: nil)]
+    }
+
+    @Test func aQueuedWriteWhoseClientLeftIsNotApplied() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = WriterGate()
+        let store = try await Self.open(directory, gate: gate)
+        let list = try await store.createList(id: id("l"), name: "", sections: [NewSection(id: id("s"))]).id
+
+        gate.arm()
+        let first = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }
+        try await waitUntil("the first write committed and the writer waits") { gate.isHolding }
+        let second = Task { try await store.apply(Self.insert("b"), to: list, expectedVersion: nil) }
+        try await waitUntil("the second write is queued") { store.queuedWrites == 1 }
+        second.cancel()
+        gate.open()
+
+        let applied = try await first.value
+        #expect(applied.version == 2)
+        let error = await #expect(throws: StoreError.self) { try await second.value }
+        #expect(error?.kind == .cancelled)
+        let snapshot = try await store.snapshot(of: list)
+        #expect(snapshot.sections[0].items.map(\.id) == [id("a")])
+        #expect(snapshot.version == 2)
+        // The writer goes on: the next write gets the next version.
+        #expect(try await store.apply(Self.insert("c"), to: list, expectedVersion: 2).version == 3)
+        await store.close()
+    }
+
+    @Test func aWriteTheStoreStartedIsAnsweredAsCommitted() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = WriterGate()
+        let store = try await Self.open(directory, gate: gate)
+        let list = try await store.createList(id: id("l"), name: "", sections: [NewSection(id: id("s"))]).id
+
+        gate.arm()
+        let write = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }
+        try await waitUntil("the write committed and the writer waits") { gate.isHolding }
+        write.cancel()
+        gate.open()
+        #expect(try await write.value.version == 2)
+        #expect(try await store.snapshot(of: list).sections[0].items.map(\.id) == [id("a")])
+        await store.close()
+    }
+
+    @Test func callsFromACancelledTaskDoNothing() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try await Self.open(directory, gate: WriterGate())
+        let list = try await store.createList(id: id("l"), name: "", sections: [NewSection(id: id("s"))]).id
+        let kinds: [StoreError.Kind?] = await Task { () async -> [StoreError.Kind?] in
+            withUnsafeCurrentTask { $0?.cancel() }
+            let write = await storeError { () async throws(StoreError) in
+                _ = try await store.apply(Self.insert("a"), to: list, expectedVersion: nil)
+            }
+            let read = await storeError { () async throws(StoreError) in _ = try await store.snapshot(of: list) }
+            return [write?.kind, read?.kind]
+        }.value
+        #expect(kinds == [.cancelled, .cancelled])
+        let snapshot = try await store.snapshot(of: list)
+        #expect(snapshot.version == 1 && snapshot.sections[0].items.isEmpty)
+        await store.close()
+    }
+}
