@@ -96,7 +96,7 @@ final class InProcessExchange: Sendable {
         while true {
             if let response = box.get() { return response }
             guard ContinuousClock.now < deadline else { throw InProcessTimeout() }
-            try await Task.sleep(for: .milliseconds(1))
+            try await Task.sleep(for: .milliseconds(20))
         }
     }
 
@@ -143,6 +143,6 @@ func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
             Issue.record("timed out waiting until \(what)")
             throw InProcessTimeout()
         }
-        try await Task.sleep(for: .milliseconds(1))
+        try await Task.sleep(for: .milliseconds(20))
     }
 }

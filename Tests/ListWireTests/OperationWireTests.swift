@@ -29,7 +29,7 @@ import Testing
 
     @Test func operationsRoundTrip() throws {
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "operationsRoundTrip"))
-        for _ in 0..<SeededGenerator.cases(normal: 2_000, long: 200_000) {
+        for _ in 0..<SeededGenerator.cases(normal: 500, long: 200_000) {
             let batch = (0..<Int.random(in: 0...5, using: &generator)).map { _ in Self.randomOperation(using: &generator) }
             let body = JSONValue.object(["ops": .array(batch.map(\.json))])
             // Through bytes, as on the wire.

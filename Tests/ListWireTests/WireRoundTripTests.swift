@@ -98,7 +98,7 @@ import Testing
 
     @Test func snapshotsRoundTrip() throws {
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "snapshotsRoundTrip"))
-        for _ in 0..<SeededGenerator.cases(normal: 500, long: 50_000) {
+        for _ in 0..<SeededGenerator.cases(normal: 200, long: 50_000) {
             let state = ListState(
                 id: "list-\(Int.random(in: 0..<100, using: &generator))", name: "Name \u{E9}\"",
                 epoch: "e\(Int.random(in: 0..<9, using: &generator))", version: Int64.random(in: 0...Int64.max, using: &generator),
@@ -112,7 +112,7 @@ import Testing
     @Test func stagedAnswersRoundTripAndApply() throws {
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "stagedAnswersRoundTripAndApply"))
         var stagesSeen = 0
-        for _ in 0..<SeededGenerator.cases(normal: 1_000, long: 100_000) {
+        for _ in 0..<SeededGenerator.cases(normal: 300, long: 100_000) {
             let old = Self.randomSections(using: &generator)
             let new = Bool.random(using: &generator) ? Self.edited(old, using: &generator) : Self.randomSections(using: &generator)
             let changeset = ListChangeset(from: old, to: new)
@@ -146,7 +146,7 @@ import Testing
 
     @Test func resetAndUnchangedAnswersRoundTrip() throws {
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "resetAndUnchangedAnswersRoundTrip"))
-        for _ in 0..<SeededGenerator.cases(normal: 300, long: 30_000) {
+        for _ in 0..<SeededGenerator.cases(normal: 100, long: 30_000) {
             let state = ListState(
                 id: "l", name: "n", epoch: "e2", version: Int64.random(in: 1...1000, using: &generator),
                 sections: Self.randomSections(using: &generator))
