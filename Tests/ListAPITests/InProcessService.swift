@@ -3,6 +3,7 @@ import Foundation
 import HTTP
 import JSON
 import ListStore
+import ListdTestSupport
 import Logging
 import Server
 import Synchronization
@@ -110,39 +111,4 @@ final class ResponseBox: Sendable {
     private let value = Mutex<Response?>(nil)
     func set(_ response: Response) { value.withLock { $0 = response } }
     func get() -> Response? { value.withLock { $0 } }
-}
-
-/// Holds the SQLite writer thread inside its group-commit hook, so a test can
-/// queue a write behind a commit that has happened but not been answered.
-final class WriterGate: Sendable {
-    private let armed = Atomic<Bool>(false)
-    private let entered = Atomic<Bool>(false)
-    private let release = DispatchSemaphore(value: 0)
-
-    func arm() {
-        entered.store(false, ordering: .releasing)
-        armed.store(true, ordering: .releasing)
-    }
-
-    func hook(_ writes: Int) {
-        guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        entered.store(true, ordering: .releasing)
-        release.wait()
-    }
-
-    var isHolding: Bool { entered.load(ordering: .acquiring) }
-
-    func open() { release.signal() }
-}
-
-/// Waits until `condition` holds (polling a state, never a fixed sleep), failing after 10 s.
-func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)")
-            throw InProcessTimeout()
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
 }

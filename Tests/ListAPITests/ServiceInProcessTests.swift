@@ -2,6 +2,7 @@ import HTTP
 import JSON
 import ListStore
 import ListWire
+import ListdTestSupport
 import Testing
 
 @testable import ListAPI

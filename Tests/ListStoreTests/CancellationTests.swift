@@ -1,47 +1,8 @@
-import Dispatch
 import Foundation
 import ListStore
+import ListdTestSupport
 import Synchronization
 import Testing
-
-/// Holds the SQLite writer thread inside its group-commit hook, so a test can
-/// queue a write behind a commit that has happened but not been answered.
-final class WriterGate: Sendable {
-    private let armed = Atomic<Bool>(false)
-    private let entered = Atomic<Bool>(false)
-    private let release = DispatchSemaphore(value: 0)
-
-    /// Makes the next group commit wait in the hook until ``open()``.
-    func arm() {
-        entered.store(false, ordering: .releasing)
-        armed.store(true, ordering: .releasing)
-    }
-
-    /// The hook: waits when armed.
-    func hook(_ writes: Int) {
-        guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        entered.store(true, ordering: .releasing)
-        release.wait()
-    }
-
-    /// Whether the writer is waiting in the hook.
-    var isHolding: Bool { entered.load(ordering: .acquiring) }
-
-    /// Lets the writer go on.
-    func open() { release.signal() }
-}
-
-/// Waits (without a fixed sleep) until `condition` holds, failing after 10 s.
-func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out waiting until \(what)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
 
 /// A store call whose task is cancelled before the store starts it does
 /// nothing and fails with `cancelled`; one the store has started runs to its
