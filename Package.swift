@@ -37,6 +37,7 @@ let package = Package(
         .target(name: "ReactiveTesting", dependencies: ["ReactiveCore"]),
         .target(name: "SectionDiff"),
         .target(name: "JSON"),
+        .target(name: "ListWire", dependencies: ["JSON", "SectionDiff"]),
 
         // MARK: Storage
         .target(name: "SchemaMigration", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -71,20 +72,20 @@ let package = Package(
         .target(
             name: "ListAPI",
             dependencies: [
-                "HTTP", "Server", "ListStore", "JSON", "SectionDiff", "ReactiveCore",
+                "HTTP", "Server", "ListStore", "ListWire", "JSON", "SectionDiff", "ReactiveCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // MARK: The clients (no FoundationNetworking in ListClient: listd links it)
         .target(name: "HTTPClient", dependencies: ["HTTP", "POSIXIO", "CSystem"]),
-        .target(name: "ListClient", dependencies: ["ReactiveCore", "SectionDiff", "JSON"]),
+        .target(name: "ListClient", dependencies: ["ReactiveCore", "SectionDiff", "JSON", "ListWire"]),
         .target(name: "ListClientNetworking", dependencies: ["ListClient"]),
         .executableTarget(
             name: "listd",
             dependencies: [
                 "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "SchemaMigration",
-                "Postgres", "PostgresStore", "ListClient", "SectionDiff", "JSON", "ReactiveCore",
+                "Postgres", "PostgresStore", "ListClient", "ListWire", "SectionDiff", "JSON", "ReactiveCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -95,7 +96,7 @@ let package = Package(
         // MARK: Benchmarks (release builds only; each folder's README says how to run it)
         .executableTarget(
             name: "DiffBenchmarks",
-            dependencies: ["SectionDiff"],
+            dependencies: ["SectionDiff", "ListWire"],
             path: "Benchmarks/DiffBenchmarks",
             exclude: ["README.md"]
         ),
@@ -114,7 +115,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "FollowBenchmarks",
-            dependencies: ["ListClient", "ListClientNetworking", "SectionDiff", "JSON", "ReactiveCore"],
+            dependencies: ["ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore"],
             path: "Benchmarks/FollowBenchmarks",
             exclude: ["README.md"]
         ),
@@ -136,13 +137,15 @@ let package = Package(
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore", "ReactiveTesting"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
+        .testTarget(name: "ListWireTests", dependencies: ["ListdTestSupport", "ListWire", "JSON", "SectionDiff"]),
         .testTarget(name: "SchemaMigrationTests", dependencies: ["ListdTestSupport", "SchemaMigration"]),
         .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage", "SchemaMigration"]),
         .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),
         .testTarget(
             name: "ListStoreTests",
             dependencies: [
-                "ListStore", "PostgresStore", "Storage", "JSON", "SectionDiff", "StoreCrashWriter", "ListdTestSupport",
+                "ListStore", "PostgresStore", "Storage", "JSON", "SectionDiff", "ListWire", "StoreCrashWriter",
+                "ListdTestSupport",
             ]),
         .executableTarget(
             name: "StoreCrashWriter", dependencies: ["ListStore", "PostgresStore"], path: "Tests/StoreCrashWriter"),
@@ -158,19 +161,20 @@ let package = Package(
         .testTarget(
             name: "ListAPITests",
             dependencies: [
-                "ListdTestSupport", "ListAPI", "HTTP", "ListStore", "SectionDiff", "JSON",
+                "ListdTestSupport", "ListAPI", "HTTP", "Server", "ListStore", "ListWire", "SectionDiff", "JSON",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]),
         .testTarget(
             name: "ListClientTests",
             dependencies: [
-                "ListClient", "ListClientNetworking", "listd", "ListdTestSupport", "SectionDiff", "JSON",
+                "ListClient", "ListClientNetworking", "ListWire", "listd", "ListdTestSupport", "SectionDiff", "JSON",
                 "ReactiveCore",
             ]
         ),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "ListdTestSupport"]),
-        .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "JSON"]),
+        .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON"]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
     ]

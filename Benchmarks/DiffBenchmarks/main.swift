@@ -1,3 +1,4 @@
+import ListWire
 import SectionDiff
 
 // Benchmarks of the SectionDiff engine on seeded workloads; see README.md.

@@ -11,7 +11,9 @@ import Server
 ///
 /// Handlers run on the connection's event loop and never block it: cached
 /// answers are sent at once, everything that needs the store runs in a task
-/// whose store calls execute on the store's own threads.
+/// whose store calls execute on the store's own threads. A client that
+/// disconnects cancels its task: store calls not yet started are skipped
+/// (a queued write is not applied), calls already started run to their end.
 public final class ListService: HTTPHandler {
     let store: any Store
     let configuration: ServiceConfiguration
@@ -122,13 +124,16 @@ public final class ListService: HTTPHandler {
                     finish(context, responder, problem(for: error).response())
                 }
             case .async(let body):
-                Task {
+                // The client going away cancels the task, and the store skips
+                // the calls it has not started (see StoreError.Kind.cancelled).
+                let task = Task {
                     do {
                         finish(context, responder, try await body(self, context))
                     } catch {
                         finish(context, responder, problem(for: error).response())
                     }
                 }
+                responder.onCancel { task.cancel() }
             case .custom(let body):
                 body(self, context, Responder.Finishing(service: self, context: context, responder: responder))
             }

@@ -202,6 +202,11 @@ extension Problem {
             self.init(slug: "insufficient-storage", title: "The database is full", status: 507, detail: error.detail)
         case .closed:
             self = .shuttingDown()
+        case .cancelled:
+            // The client went away before the store started its call; nobody
+            // reads this answer, but the access log and metrics record 499
+            // ("client closed request", as nginx logs it).
+            self.init(slug: "cancelled", title: "The request was cancelled", status: 499, detail: error.detail)
         }
     }
 }

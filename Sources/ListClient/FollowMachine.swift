@@ -1,3 +1,5 @@
+import ListWire
+
 /// The decisions of a follow, as a value with no I/O: what to ask the server
 /// next, and what an answer means for the followed state.
 ///
@@ -70,7 +72,7 @@ public struct FollowMachine: Sendable {
             state = next
             return .changes(ListChange(from: answer.from, before: current.sections, stages: stages, state: next, answer: answer))
         } catch {
-            return reject(error)
+            return reject(ListClientError(error))
         }
     }
 

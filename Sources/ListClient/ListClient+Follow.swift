@@ -1,3 +1,4 @@
+import ListWire
 import ReactiveCore
 
 extension ListClient {

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListWire
 import Synchronization
 
 /// A client of one listd server: every REST route as an async method, and
@@ -61,22 +62,33 @@ public final class ListClient: Sendable {
     public func createList(
         id: String? = nil, name: String = "", sections: ListSections = []
     ) async throws(ListClientError) -> ListState {
-        var members: [(String, JSONValue)] = [("name", .string(name))]
-        if let id { members.append(("id", .string(id))) }
-        members.append(("sections", .array(sections.map(WireStage.json))))
-        return try ListState(json: try await json("POST", ["lists"], body: .object(JSONObject(members))))
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("name")
+        writer.string(name)
+        if let id {
+            writer.key("id")
+            writer.string(id)
+        }
+        writer.key("sections")
+        writer.sections(sections)
+        writer.endObject()
+        let body = try await json("POST", ["lists"], bytes: writer.bytes)
+        return try decoded { () throws(WireError) in try ListState(json: body) }
     }
 
     /// `GET /lists/{list}`: the whole snapshot.
     public func list(_ id: String) async throws(ListClientError) -> ListState {
-        try ListState(json: try await json("GET", ["lists", id]))
+        let body = try await json("GET", ["lists", id])
+        return try decoded { () throws(WireError) in try ListState(json: body) }
     }
 
     /// `GET /lists/{list}` with `If-None-Match`: `nil` when the list is still at `etag` (304).
     public func list(_ id: String, ifNoneMatch etag: String) async throws(ListClientError) -> ListState? {
         let response = try await send("GET", ["lists", id], headers: [("If-None-Match", etag)])
         if response.status == 304 { return nil }
-        return try ListState(json: try Self.decode(response))
+        let body = try Self.decode(response)
+        return try decoded { () throws(WireError) in try ListState(json: body) }
     }
 
     /// `PUT /lists/{list}`: replaces the whole list; the answer is the change it made.
@@ -84,18 +96,22 @@ public final class ListClient: Sendable {
     public func replaceList(
         _ id: String, name: String? = nil, sections: ListSections, ifMatch: Int64? = nil
     ) async throws(ListClientError) -> ChangeAnswer {
-        var members: [(String, JSONValue)] = [("sections", .array(sections.map(WireStage.json)))]
-        if let name { members.append(("name", .string(name))) }
-        let body = try await json("PUT", ["lists", id], body: .object(JSONObject(members)), ifMatch: ifMatch)
-        // A PUT to a missing list creates it and answers with the snapshot.
-        if body["sections"] != nil, let state = try? ListState(json: body) {
-            return try ChangeAnswer(
-                json: .object([
-                    "list": .string(state.id), "epoch": .string(state.epoch), "from": 0,
-                    "to": .number(JSONNumber(state.version)), "reset": true, "stages": [], "snapshot": body,
-                ]))
+        var writer = JSONWriter(capacity: 256)
+        writer.beginObject()
+        writer.key("sections")
+        writer.sections(sections)
+        if let name {
+            writer.key("name")
+            writer.string(name)
         }
-        return try ChangeAnswer(json: body)
+        writer.endObject()
+        let body = try await json("PUT", ["lists", id], bytes: writer.bytes, ifMatch: ifMatch)
+        // A PUT to a missing list creates it and answers with the snapshot:
+        // that is a reset from version 0.
+        if body["sections"] != nil, let state = try? ListState(json: body) {
+            return ChangeAnswer(resetFrom: 0, to: state)
+        }
+        return try decoded { () throws(WireError) in try ChangeAnswer(json: body) }
     }
 
     /// `PATCH /lists/{list}`: applies `operations` in one transaction; the answer is the change they made.
@@ -103,7 +119,8 @@ public final class ListClient: Sendable {
         _ id: String, _ operations: [ListOperation], ifMatch: Int64? = nil
     ) async throws(ListClientError) -> ChangeAnswer {
         let body: JSONValue = .object(["ops": .array(operations.map(\.json))])
-        return try ChangeAnswer(json: try await json("PATCH", ["lists", id], body: body, ifMatch: ifMatch))
+        let answer = try await json("PATCH", ["lists", id], body: body, ifMatch: ifMatch)
+        return try decoded { () throws(WireError) in try ChangeAnswer(json: answer) }
     }
 
     /// `DELETE /lists/{list}`.
@@ -210,8 +227,8 @@ public final class ListClient: Sendable {
     ) async throws(ListClientError) -> ChangeAnswer {
         var query = [("since", String(since)), ("timeout", Self.seconds(timeout))]
         if let epoch { query.append(("epoch", epoch)) }
-        return try ChangeAnswer(
-            json: try await json("GET", ["lists", list, "changes"], query: query, timeout: timeout + slack))
+        let answer = try await json("GET", ["lists", list, "changes"], query: query, timeout: timeout + slack)
+        return try decoded { () throws(WireError) in try ChangeAnswer(json: answer) }
     }
 
     /// `POST /changes`: waits until any of `lists` (id → version held) moves on;
@@ -226,12 +243,7 @@ public final class ListClient: Sendable {
         ])
         let answer = try await json(
             "POST", ["changes"], query: [("timeout", Self.seconds(timeout))], body: body, timeout: timeout + slack)
-        guard let object = answer["lists"]?.objectValue else { throw .invalid("POST /changes: no lists object") }
-        var result: [String: ChangeAnswer?] = [:]
-        for (list, value) in object {
-            result[list] = value["deleted"]?.boolValue == true ? .some(nil) : try ChangeAnswer(json: value)
-        }
-        return result
+        return try decoded { () throws(WireError) in try ChangeAnswer.manyLists(json: answer) }
     }
 
     // MARK: - Operations
@@ -256,9 +268,17 @@ public final class ListClient: Sendable {
         _ method: String, _ path: [String], query: [(String, String)] = [], body: JSONValue? = nil,
         ifMatch: Int64? = nil, timeout: Duration = .seconds(30)
     ) async throws(ListClientError) -> JSONValue {
+        try await json(method, path, query: query, bytes: body?.serialized(), ifMatch: ifMatch, timeout: timeout)
+    }
+
+    /// ``json(_:_:query:body:ifMatch:timeout:)`` with a body already written (by ListWire's writers).
+    func json(
+        _ method: String, _ path: [String], query: [(String, String)] = [], bytes: [UInt8]?,
+        ifMatch: Int64? = nil, timeout: Duration = .seconds(30)
+    ) async throws(ListClientError) -> JSONValue {
         var headers: [(String, String)] = []
         if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
-        let response = try await send(method, path, query: query, headers: headers, body: body, timeout: timeout)
+        let response = try await send(method, path, query: query, headers: headers, bytes: bytes, timeout: timeout)
         return try Self.decode(response)
     }
 
@@ -277,7 +297,15 @@ public final class ListClient: Sendable {
         _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
         body: JSONValue? = nil, timeout: Duration = .seconds(30)
     ) async throws(ListClientError) -> ClientResponse {
-        let request = try makeRequest(method, path, query: query, headers: headers, body: body, timeout: timeout)
+        try await send(method, path, query: query, headers: headers, bytes: body?.serialized(), timeout: timeout)
+    }
+
+    /// ``send(_:_:query:headers:body:timeout:)`` with a body already written.
+    func send(
+        _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
+        bytes: [UInt8]?, timeout: Duration = .seconds(30)
+    ) async throws(ListClientError) -> ClientResponse {
+        let request = try makeRequest(method, path, query: query, headers: headers, body: bytes, timeout: timeout)
         do {
             return try await transport.send(request)
         } catch let error as ListClientError {
@@ -293,7 +321,7 @@ public final class ListClient: Sendable {
     }
 
     func makeRequest(
-        _ method: String, _ path: [String], query: [(String, String)], headers: [(String, String)], body: JSONValue?,
+        _ method: String, _ path: [String], query: [(String, String)], headers: [(String, String)], body: [UInt8]?,
         timeout: Duration
     ) throws(ListClientError) -> ClientRequest {
         let root = baseURL
@@ -319,12 +347,8 @@ public final class ListClient: Sendable {
         var fields: [(name: String, value: String)] = [("Accept", "application/json")]
         if let token { fields.append(("Authorization", "Bearer \(token)")) }
         for (name, value) in headers { fields.append((name, value)) }
-        var bytes: [UInt8]?
-        if let body {
-            fields.append(("Content-Type", "application/json"))
-            bytes = body.serialized()
-        }
-        return ClientRequest(method: method, url: url, headers: fields, body: bytes, timeout: timeout)
+        if body != nil { fields.append(("Content-Type", "application/json")) }
+        return ClientRequest(method: method, url: url, headers: fields, body: body, timeout: timeout)
     }
 
     static func seconds(_ duration: Duration) -> String {

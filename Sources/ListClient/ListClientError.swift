@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListWire
 
 /// Everything that can go wrong in ListClient, with the context a person needs
 /// to act on it: the server's problem+json, the transport's failure, or a body
@@ -86,4 +87,18 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     static func invalid(_ detail: String) -> ListClientError { ListClientError(kind: .invalidResponse, detail: detail) }
+}
+
+extension ListClientError {
+    /// A body whose shape is not the one API.md gives it.
+    init(_ error: WireError) { self.init(kind: .invalidResponse, detail: error.detail) }
+}
+
+/// Runs a wire decoder, reporting its failure as an invalid response.
+func decoded<Value>(_ decode: () throws(WireError) -> Value) throws(ListClientError) -> Value {
+    do {
+        return try decode()
+    } catch {
+        throw ListClientError(error)
+    }
 }

@@ -17,6 +17,8 @@ import Synchronization
 public final class SQLiteStore: Store {
     /// A write waiting for the writer: its work and how to answer its caller.
     struct PendingWrite: Sendable {
+        /// Set when the caller's task is cancelled: the writer skips the write if it has not started it.
+        let cancellation: CancellationFlag
         let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
         let fail: @Sendable (StoreError) -> Void
     }
@@ -168,44 +170,83 @@ public final class SQLiteStore: Store {
 
     // MARK: Submitting work
 
+    // Cancellation: a call whose task is cancelled before the writer (or a
+    // reader) takes its job up fails with `cancelled` and does nothing. Once
+    // the job has started it runs to its end: a write is never torn, and one
+    // that committed is answered as committed (its commit is published to
+    // followers either way).
+
     private func write<T: Sendable>(
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            let pending = PendingWrite(
-                run: { writer throws(StoreError) in
-                    let (value, commits) = try body(writer, Self.nowMilliseconds())
-                    return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
-                },
-                fail: { continuation.resume(returning: .failure($0)) })
-            if !writes.enqueue(pending) {
-                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+        let cancellation = CancellationFlag()
+        let result: Result<T, StoreError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(.cancelledBeforeStart))
+                    return
+                }
+                let pending = PendingWrite(
+                    cancellation: cancellation,
+                    run: { writer throws(StoreError) in
+                        let (value, commits) = try body(writer, Self.nowMilliseconds())
+                        return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
+                    },
+                    fail: { continuation.resume(returning: .failure($0)) })
+                if !writes.enqueue(pending) {
+                    continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+                }
             }
+        } onCancel: {
+            cancellation.cancel()
         }
         return try result.get()
     }
 
+    /// How many writes wait for the writer thread (for tests that need a write queued).
+    package var queuedWrites: Int { writes.count }
+
     private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
         async throws(StoreError) -> T
     {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            let job: ReadJob = { reader, openError in
-                guard let reader else {
-                    continuation.resume(
-                        returning: .failure(openError ?? StoreError(.storageFailure, "no reader connection")))
+        let cancellation = CancellationFlag()
+        let result: Result<T, StoreError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(.cancelledBeforeStart))
                     return
                 }
-                do throws(StoreError) {
-                    continuation.resume(returning: .success(try body(reader)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
+                enqueueRead(body, cancellation: cancellation, continuation)
             }
-            if !reads.enqueue(job) {
-                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
-            }
+        } onCancel: {
+            cancellation.cancel()
         }
         return try result.get()
+    }
+
+    private func enqueueRead<T: Sendable>(
+        _ body: @escaping @Sendable (ListReader) throws(StoreError) -> T, cancellation: CancellationFlag,
+        _ continuation: CheckedContinuation<Result<T, StoreError>, Never>
+    ) {
+        let job: ReadJob = { reader, openError in
+            if cancellation.isCancelled {
+                continuation.resume(returning: .failure(.cancelledBeforeStart))
+                return
+            }
+            guard let reader else {
+                continuation.resume(
+                    returning: .failure(openError ?? StoreError(.storageFailure, "no reader connection")))
+                return
+            }
+            do throws(StoreError) {
+                continuation.resume(returning: .success(try body(reader)))
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+        if !reads.enqueue(job) {
+            continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+        }
     }
 
     static func nowMilliseconds() -> Int64 {
@@ -359,6 +400,11 @@ struct WriterLoop {
         var failed: [(SQLiteStore.PendingWrite, StoreError)] = []
         var broken: StoreError?
         for write in batch {
+            // Not started yet, so a cancelled caller's write is skipped, not torn.
+            if write.cancellation.isCancelled {
+                failed.append((write, .cancelledBeforeStart))
+                continue
+            }
             do {
                 try db.execute("SAVEPOINT write")
             } catch {

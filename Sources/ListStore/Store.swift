@@ -4,6 +4,12 @@
 /// instances on another backend; ``SQLiteStore`` is the embedded implementation.
 /// Every method is safe to call from any task: implementations do their blocking
 /// work on their own threads and resume the caller when done.
+///
+/// Cancellation: a call whose task is cancelled before the store has started
+/// it may fail with `cancelled` having done nothing (a queued write is not
+/// applied); a call already started runs to its end, and a committed write is
+/// answered as committed. ``SQLiteStore`` does so; a store may also ignore
+/// cancellation and complete every call.
 public protocol Store: Sendable {
     /// Creates a list at version 1 with a fresh epoch; ids left `nil` are generated.
     ///

@@ -3,7 +3,8 @@
 /// The kind tells the service which HTTP status to answer (404 for the
 /// `…NotFound` kinds, 409 for `duplicateId`/`listAlreadyExists`, 412 for
 /// `versionMismatch`, 413 for `modelTooLarge`, 400 for the rest of the input
-/// errors, 500/507/503 for `storageFailure`/`storageFull`/`closed`); the detail names the op, the
+/// errors, 500/507/503 for `storageFailure`/`storageFull`/`closed`, 499 for `cancelled`, which no
+/// client sees because it went away); the detail names the op, the
 /// id, the position or the limit, e.g.
 /// `op 3 (moveItem): item "leek" not found`.
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -42,6 +43,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case storageFull
         /// The store was closed.
         case closed
+        /// The calling task was cancelled before the store started the call:
+        /// nothing was read or written. (A call the store has started runs to
+        /// its end; a write that committed stays committed and is answered normally.)
+        case cancelled
     }
 
     /// What went wrong.
@@ -77,4 +82,10 @@ extension Identifier {
         }
         return id
     }
+}
+
+extension StoreError {
+    /// The error of a call whose task was cancelled before the store started it.
+    public static let cancelledBeforeStart = StoreError(
+        .cancelled, "the request was cancelled before the store started it; nothing was read or written")
 }

@@ -45,9 +45,26 @@ package final class WorkQueue<Job: Sendable>: Sendable {
         }
     }
 
+    /// How many jobs wait to be taken.
+    package var count: Int { state.withLock { $0.jobs.count } }
+
     /// Refuses new jobs and wakes every waiting thread so it can drain and stop.
     package func close(wakingThreads threads: Int) {
         state.withLock { $0.closed = true }
         for _ in 0..<threads { wakeUps.signal() }
     }
+}
+
+/// Set once when the task that queued a job is cancelled; the thread that
+/// takes the job checks it before starting and skips a cancelled job.
+package final class CancellationFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    package init() {}
+
+    /// Marks the job cancelled (from the task's cancellation handler, any thread).
+    package func cancel() { flag.store(true, ordering: .releasing) }
+
+    /// Whether the job was cancelled.
+    package var isCancelled: Bool { flag.load(ordering: .acquiring) }
 }

@@ -7,7 +7,7 @@
 /// ``hasSameContent(as:)``, which defaults to `==` for `Equatable` types.
 ///
 /// ``identityHash`` lets a type hand the diff a hash it computed once (listd's
-/// ``JSONEntry`` caches it), instead of hashing the identity on every diff.
+/// `JSONEntry`, in ListWire, caches it), instead of hashing the identity on every diff.
 public protocol Diffable: Identifiable {
     /// A hash of `id`: equal identities must give equal hashes.
     ///

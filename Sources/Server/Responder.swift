@@ -1,8 +1,9 @@
 import HTTP
 import Synchronization
 
-/// What a handler sends back to a connection's event loop.
-enum Delivery: Sendable {
+/// What a handler sends back to a connection's event loop (or, in the
+/// package's in-process tests, to the test).
+package enum Delivery: Sendable {
     case response(Response)
     case streamHead(Response)
     /// A chunk, and what to call once it (and all before it) reached the socket.
@@ -23,13 +24,34 @@ public final class Responder: Sendable {
         case cancelled
     }
 
-    private let loop: EventLoop
-    private let token: UInt64
+    /// Where the answer goes.
+    private enum Target: Sendable {
+        /// A connection of an event loop (every request the server reads).
+        case connection(EventLoop, token: UInt64)
+        /// A function: the in-process seam through which the package's tests
+        /// drive a handler with no socket (as NIO's EmbeddedChannel).
+        case function(@Sendable (Delivery) -> Void)
+    }
+
+    private let target: Target
     private let state = Mutex<State>(.waiting([]))
 
     init(loop: EventLoop, token: UInt64) {
-        self.loop = loop
-        self.token = token
+        target = .connection(loop, token: token)
+    }
+
+    /// A responder whose answer goes to `deliver` instead of a connection:
+    /// the in-process seam for the package's tests of handlers. Stream chunks'
+    /// `flushed` callbacks are the receiver's to call.
+    package init(delivering deliver: @escaping @Sendable (Delivery) -> Void) {
+        target = .function(deliver)
+    }
+
+    private func deliver(_ delivery: Delivery) {
+        switch target {
+        case .connection(let loop, let token): loop.deliver(delivery, to: token)
+        case .function(let deliver): deliver(delivery)
+        }
     }
 
     /// Sends `response` to the client.
@@ -43,7 +65,7 @@ public final class Responder: Sendable {
             state = .answered
             return true
         }
-        if accepted { loop.deliver(.response(response), to: token) }
+        if accepted { deliver(.response(response)) }
     }
 
     /// Registers `body` to run if the client goes away before the request is answered
@@ -93,7 +115,7 @@ public final class Responder: Sendable {
             return true
         }
         let stream = ResponseStream(responder: self, active: accepted)
-        if accepted { loop.deliver(.streamHead(head), to: token) }
+        if accepted { deliver(.streamHead(head)) }
         return stream
     }
 
@@ -103,7 +125,7 @@ public final class Responder: Sendable {
             if case .streaming = state { return true }
             return false
         }
-        if streaming { loop.deliver(delivery, to: token) }
+        if streaming { deliver(delivery) }
         return streaming
     }
 
@@ -115,7 +137,7 @@ public final class Responder: Sendable {
     }
 
     /// The client went away: runs the cancellation callbacks (outside the lock).
-    func cancel() {
+    package func cancel() {
         let callbacks = state.withLock { state -> [@Sendable () -> Void] in
             switch state {
             case .waiting(let callbacks), .streaming(let callbacks):

@@ -9,8 +9,8 @@ import Testing
     let list = Identifier("l")!
     let other = Identifier("m")!
 
-    func answer(from: Int64, to: Int64, epoch: String = "e", reset: Bool = false) -> ChangeAnswer {
-        ChangeAnswer(
+    func answer(from: Int64, to: Int64, epoch: String = "e", reset: Bool = false) -> EncodedChangeAnswer {
+        EncodedChangeAnswer(
             list: list, epoch: epoch, from: from, to: to, reset: reset, stageCount: reset ? 0 : 1,
             json: Array("{\"from\":\(from),\"to\":\(to)}".utf8))
     }

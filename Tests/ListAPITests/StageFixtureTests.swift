@@ -96,7 +96,7 @@ import Testing
     }
 
     /// The triples, as the engine makes them from seed 13.
-    static func generate() -> [(before: ListSnapshot, answer: ChangeAnswer, after: ListSnapshot)] {
+    static func generate() -> [(before: ListSnapshot, answer: EncodedChangeAnswer, after: ListSnapshot)] {
         var generator = SeededGenerator(seed: 13)
         return (0..<caseCount).map { index in
             let before = randomSnapshot(version: Int64(index + 1), using: &generator)
@@ -104,14 +104,14 @@ import Testing
             // gone, a foreign epoch) gets a reset; the rest get stages, never a reset for size.
             if Int.random(in: 0..<5, using: &generator) > 0 {
                 let after = edited(before, using: &generator)
-                return (before, ChangeAnswer.between(before, after), after)
+                return (before, EncodedChangeAnswer.between(before, after), after)
             }
             let after = randomSnapshot(version: before.version + 1, using: &generator)
-            return (before, ChangeAnswer.reset(after, from: before.version), after)
+            return (before, EncodedChangeAnswer.reset(after, from: before.version), after)
         }
     }
 
-    static func fileText(_ triples: [(before: ListSnapshot, answer: ChangeAnswer, after: ListSnapshot)]) -> String {
+    static func fileText(_ triples: [(before: ListSnapshot, answer: EncodedChangeAnswer, after: ListSnapshot)]) -> String {
         var lines = ["{\"generatedBy\": \"Tests/ListAPITests/StageFixtureTests.swift (LISTD_WRITE_FIXTURES=1)\", \"cases\": ["]
         for (index, triple) in triples.enumerated() {
             var writer = JSONWriter(capacity: 1024)

@@ -105,8 +105,8 @@ import Testing
     }
 
     @Test func malformedAnswersAreRejectedWithTypedErrors() throws {
-        #expect(throws: ListClientError.self) { try Self.answer(#"{"list":"g"}"#) }
-        #expect(throws: ListClientError.self) { try Self.state(#"{"id":"g","sections":[]}"#) }
+        #expect(throws: WireError.self) { try Self.answer(#"{"list":"g"}"#) }
+        #expect(throws: WireError.self) { try Self.state(#"{"id":"g","sections":[]}"#) }
         var machine = FollowMachine(list: "g")
         _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
         let unknownField = try Self.answer(#"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemExploded":[]}]}"#)

@@ -1,5 +1,6 @@
 import JSON
 import ListStore
+import ListWire
 import ListdTestSupport
 import PostgresStore
 import SectionDiff

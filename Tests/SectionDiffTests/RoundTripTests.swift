@@ -111,7 +111,10 @@ struct RandomCase {
     func randomChangesRoundTripThroughUIKitRules(_ profile: Profile) throws {
         let perProfile = Self.caseCount / Profile.allCases.count
         let profileIndex = UInt64(Profile.allCases.firstIndex(of: profile) ?? 0)
-        var checked = 0
+        // How many cases changed something (most do; the .empty profile has
+        // about 70%): a generator that drifted into
+        // producing equal old and new lists would make every round trip pass trivially.
+        var changed = 0
         for number in 0..<perProfile {
             let seed = Self.baseSeed &+ profileIndex << 40 &+ UInt64(number)
             let random = RandomCase(seed: seed, profile: profile)
@@ -123,9 +126,9 @@ struct RandomCase {
                 let minimum = survivors.count - naiveLISLength(survivors)
                 #expect(verified.changeset.itemMoveCount == minimum, "flat moves, seed \(seed)")
             }
-            checked += 1
+            if !verified.changeset.stages.isEmpty { changed += 1 }
         }
-        #expect(checked == perProfile)
+        #expect(changed > perProfile / 2, "\(changed) of \(perProfile) cases changed anything")
     }
 
     @Test func largerRandomChangesRoundTrip() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListWire
 import ListdTestSupport
 import SectionDiff
 import Testing

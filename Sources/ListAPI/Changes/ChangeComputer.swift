@@ -24,7 +24,7 @@ final class ChangeComputer: Sendable {
     }
 
     private enum Outcome: Sendable {
-        case answer(ChangeAnswer)
+        case answer(EncodedChangeAnswer)
         case failure(StoreError)
         /// The computation ended before this asker could join it: ask again.
         case retry
@@ -32,7 +32,7 @@ final class ChangeComputer: Sendable {
 
     private struct State {
         var inFlight: [Question: [CheckedContinuation<Outcome, Never>]] = [:]
-        var recent: [Question: ChangeAnswer] = [:]
+        var recent: [Question: EncodedChangeAnswer] = [:]
         var recentOrder: [Question] = []
     }
 
@@ -52,7 +52,7 @@ final class ChangeComputer: Sendable {
     }
 
     /// The answer to `question`; shared with every concurrent asker of the same question.
-    func answer(_ question: Question) async throws(StoreError) -> ChangeAnswer {
+    func answer(_ question: Question) async throws(StoreError) -> EncodedChangeAnswer {
         if let limit = question.maxChanges {
             var plain = question
             plain.maxChanges = nil
@@ -65,18 +65,18 @@ final class ChangeComputer: Sendable {
 
     /// The answer a store recorded with a commit, staged once and remembered
     /// for everyone asking "changes since the version before it".
-    func recorded(_ change: NetChange) -> ChangeAnswer {
+    func recorded(_ change: NetChange) -> EncodedChangeAnswer {
         let question = Question(list: change.list, from: change.from, epoch: nil)
         if let known = state.withLock({ $0.recent[question] }), known.to == change.to, known.epoch == change.epoch {
             return known
         }
-        let answer = ChangeAnswer.change(change)
+        let answer = EncodedChangeAnswer.change(change)
         state.withLock { state in remember(answer, for: question, in: &state) }
         return answer
     }
 
-    private func sharedAnswer(_ question: Question) async throws(StoreError) -> ChangeAnswer {
-        enum Role { case reuse(ChangeAnswer), join, compute }
+    private func sharedAnswer(_ question: Question) async throws(StoreError) -> EncodedChangeAnswer {
+        enum Role { case reuse(EncodedChangeAnswer), join, compute }
         let head = router.head(of: question.list)
         let role: Role = state.withLock { state in
             if let known = state.recent[question], let head, known.epoch == head.epoch, known.to == head.version {
@@ -125,7 +125,7 @@ final class ChangeComputer: Sendable {
         }
     }
 
-    private func compute(_ question: Question) async throws(StoreError) -> ChangeAnswer {
+    private func compute(_ question: Question) async throws(StoreError) -> EncodedChangeAnswer {
         computations.add(1, ordering: .relaxed)
         if question.maxChanges != nil {
             // Asked only once the change is known to be larger than the client wants.
@@ -152,7 +152,7 @@ final class ChangeComputer: Sendable {
         }
     }
 
-    private func remember(_ answer: ChangeAnswer, for question: Question, in state: inout State) {
+    private func remember(_ answer: EncodedChangeAnswer, for question: Question, in state: inout State) {
         if state.recent.updateValue(answer, forKey: question) == nil { state.recentOrder.append(question) }
         if state.recentOrder.count > recentCapacity {
             let dropped = state.recentOrder.prefix(state.recentOrder.count - recentCapacity / 2)

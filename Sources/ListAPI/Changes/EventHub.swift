@@ -1,4 +1,3 @@
-import Dispatch
 import ListStore
 import ReactiveCore
 import Server
@@ -47,9 +46,8 @@ final class EventHub: Sendable {
     private let router: CommitRouter
     private let computer: ChangeComputer
     private let metrics: ServiceMetrics
-    private let heartbeat: Duration
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "listd.event-hub.heartbeat")
+    private let heartbeats: Ticker
 
     /// Events written (one per stream per event).
     let eventsSent = Atomic<Int>(0)
@@ -67,9 +65,15 @@ final class EventHub: Sendable {
         self.router = router
         self.computer = computer
         self.metrics = metrics
-        self.heartbeat = heartbeat
-        scheduleHeartbeat()
+        self.heartbeats = Ticker(tick: heartbeat)
+        heartbeats.start { [weak self] in
+            guard let self, !self.state.withLock({ $0.shuttingDown }) else { return false }
+            self.sendHeartbeats()
+            return true
+        }
     }
+
+    deinit { heartbeats.stop() }
 
     /// How many streams are open.
     var streamCount: Int { state.withLock { $0.streams.count } }
@@ -117,6 +121,7 @@ final class EventHub: Sendable {
 
     /// Ends every stream (with a comment saying why) and refuses new ones.
     func shutdown() {
+        heartbeats.stop()
         let (streams, subscriptions) = state.withLock { state in
             state.shuttingDown = true
             let streams = Array(state.streams.values)
@@ -261,15 +266,6 @@ final class EventHub: Sendable {
     }
 
     // MARK: - Heartbeat
-
-    private func scheduleHeartbeat() {
-        let nanoseconds = max(1_000_000, Int(heartbeat / .nanoseconds(1)))
-        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
-            guard let self, !self.state.withLock({ $0.shuttingDown }) else { return }
-            self.sendHeartbeats()
-            self.scheduleHeartbeat()
-        }
-    }
 
     private func sendHeartbeats() {
         let streams = state.withLock { Array($0.streams.values) }

@@ -28,7 +28,7 @@ struct EventStreamMachine: Sendable {
 
     /// One list's outcome of a computation.
     enum Outcome: Sendable {
-        case answer(ChangeAnswer)
+        case answer(EncodedChangeAnswer)
         case deleted
     }
 

@@ -1,63 +1,43 @@
 import JSON
 import ListStore
+import ListWire
 
-/// Reads the fields of one JSON object from a request body, turning every
-/// mistake into a 400 whose detail names the place (`op 2 (moveItem)`), the
-/// field and what was expected.
-///
-/// Unknown fields are errors, not silently ignored: a client that misspells
-/// `"at"` as `"index"` learns so at once instead of finding its item appended.
+/// Reads the fields of one JSON object from a request body: ListWire's
+/// ``WireFields`` (the shape rules clients and server share) plus the
+/// server's own checks of ids and models, turning every mistake into a 400
+/// whose detail names the place (`op 2 (moveItem)`), the field and what was expected.
 struct FieldReader {
-    /// Where this object is, for messages: `the body`, `op 3 (insertItem)`, `sections[1].items[0]`.
-    let context: String
-    private let object: JSONObject
+    private let fields: WireFields
     private let limits: ModelLimits
+
+    /// Where this object is, for messages: `the body`, `op 3 (insertItem)`, `sections[1].items[0]`.
+    var context: String { fields.context }
 
     /// Reads `value` as an object, or fails saying what it was instead.
     init(_ value: JSONValue, context: String, limits: ModelLimits) throws(Problem) {
-        guard let object = value.objectValue else {
-            throw .invalidRequest("\(context) must be a JSON object, not \(value.kindName)")
-        }
-        self.object = object
-        self.context = context
+        fields = try readWire { () throws(WireError) in try WireFields(value, context: context) }
         self.limits = limits
     }
 
     /// Fails if the object has a field outside `allowed`.
     func allowOnly(_ allowed: Set<String>) throws(Problem) {
-        for key in object.keys where !allowed.contains(key) {
-            throw .invalidRequest(
-                "\(context) has an unknown field \"\(key.prefix(64))\"; allowed: \(allowed.sorted().joined(separator: ", "))")
-        }
+        try readWire { () throws(WireError) in try fields.allowOnly(allowed) }
     }
 
     /// Whether the field is present (even as null).
-    func has(_ key: String) -> Bool { object[key] != nil }
+    func has(_ key: String) -> Bool { fields.has(key) }
 
     /// The raw value of a field.
-    func value(_ key: String) -> JSONValue? { object[key] }
+    func value(_ key: String) -> JSONValue? { fields.value(key) }
 
     /// A string field, or nil when absent.
     func string(_ key: String) throws(Problem) -> String? {
-        guard let value = object[key] else { return nil }
-        guard let string = value.stringValue else {
-            throw .invalidRequest("\(context): \"\(key)\" must be a string, not \(value.kindName)")
-        }
-        return string
+        try readWire { () throws(WireError) in try fields.string(key) }
     }
 
     /// An id field, or nil when absent; a malformed id is a 400 naming it.
     func identifier(_ key: String) throws(Problem) -> Identifier? {
-        guard let text = try string(key) else { return nil }
-        if let reason = Identifier.validationFailure(text) {
-            throw Problem(
-                slug: "invalid-id", title: "The id is not valid", status: 400,
-                detail: "\(context): \"\(key)\" \"\(text.prefix(140))\" is invalid: \(reason)")
-        }
-        guard let identifier = Identifier(text) else {
-            throw .invalidRequest("\(context): \"\(key)\" is invalid")
-        }
-        return identifier
+        try Self.identifier(try string(key), context: context, key: key)
     }
 
     /// An id field that must be present.
@@ -70,31 +50,18 @@ struct FieldReader {
 
     /// A position field (a whole number ≥ 0), or nil when absent or null.
     func position(_ key: String) throws(Problem) -> Int? {
-        guard let value = object[key], !value.isNull else { return nil }
-        guard let number = value.numberValue, number.isInteger, let int = number.int, int >= 0 else {
-            throw .invalidRequest("\(context): \"\(key)\" must be a whole number ≥ 0, not \(value.briefText)")
-        }
-        return int
+        try readWire { () throws(WireError) in try fields.position(key) }
     }
 
     /// A position field that must be present.
     func requiredPosition(_ key: String) throws(Problem) -> Int {
-        guard let position = try position(key) else {
-            throw .invalidRequest("\(context) needs \"\(key)\" (a position, a whole number ≥ 0)")
-        }
-        return position
+        try readWire { () throws(WireError) in try fields.requiredPosition(key) }
     }
 
     /// A model field: any JSON value within the nesting limit, or nil when absent.
     func model(_ key: String) throws(Problem) -> Model? {
-        guard let value = object[key] else { return nil }
-        let depth = value.nestingDepth
-        if depth > limits.maxDepth {
-            throw Problem(
-                slug: "invalid-model", title: "The model is not valid JSON", status: 400,
-                detail: "\(context): \"\(key)\" nests \(depth) levels deep; at most \(limits.maxDepth) are allowed")
-        }
-        return Model(value)
+        guard let value = fields.value(key) else { return nil }
+        return try Self.model(value, context: context, key: key, limits: limits)
     }
 
     /// A model field that must be present.
@@ -107,17 +74,47 @@ struct FieldReader {
 
     /// An array field, or nil when absent.
     func array(_ key: String) throws(Problem) -> [JSONValue]? {
-        guard let value = object[key] else { return nil }
-        guard let array = value.arrayValue else {
-            throw .invalidRequest("\(context): \"\(key)\" must be an array, not \(value.kindName)")
-        }
-        return array
+        try readWire { () throws(WireError) in try fields.array(key) }
     }
 
     /// An object field read with its own reader, or nil when absent.
     func nested(_ key: String, context nestedContext: String? = nil) throws(Problem) -> FieldReader? {
-        guard let value = object[key] else { return nil }
+        guard let value = fields.value(key) else { return nil }
         return try FieldReader(value, context: nestedContext ?? "\(context).\(key)", limits: limits)
+    }
+
+    /// `text` as an id (nil stays nil); a malformed one is a 400 `invalid-id` naming `key` in `context`.
+    static func identifier(_ text: String?, context: String, key: String) throws(Problem) -> Identifier? {
+        guard let text else { return nil }
+        if let reason = Identifier.validationFailure(text) {
+            throw Problem(
+                slug: "invalid-id", title: "The id is not valid", status: 400,
+                detail: "\(context): \"\(key)\" \"\(text.prefix(140))\" is invalid: \(reason)")
+        }
+        guard let identifier = Identifier(text) else {
+            throw .invalidRequest("\(context): \"\(key)\" is invalid")
+        }
+        return identifier
+    }
+
+    /// `value` as a model, or a 400 `invalid-model` when it nests deeper than `limits` allow.
+    static func model(_ value: JSONValue, context: String, key: String, limits: ModelLimits) throws(Problem) -> Model {
+        let depth = value.nestingDepth
+        if depth > limits.maxDepth {
+            throw Problem(
+                slug: "invalid-model", title: "The model is not valid JSON", status: 400,
+                detail: "\(context): \"\(key)\" nests \(depth) levels deep; at most \(limits.maxDepth) are allowed")
+        }
+        return Model(value)
+    }
+}
+
+/// Runs a ListWire reader; a body of the wrong shape is a 400 `invalid-request` with its detail.
+func readWire<Value>(_ read: () throws(WireError) -> Value) throws(Problem) -> Value {
+    do {
+        return try read()
+    } catch {
+        throw .invalidRequest(error.detail)
     }
 }
 
@@ -128,24 +125,6 @@ struct ModelLimits: Sendable {
 }
 
 extension JSONValue {
-    /// "an object", "a string", …, for error messages.
-    var kindName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-
-    /// The value's text, cut short, for error messages.
-    var briefText: String {
-        let text = canonicalText
-        return text.count > 40 ? text.prefix(40) + "…" : text
-    }
-
     /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `{}`.
     var nestingDepth: Int {
         switch self {

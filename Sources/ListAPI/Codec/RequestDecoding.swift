@@ -1,6 +1,7 @@
 import HTTP
 import JSON
 import ListStore
+import ListWire
 
 /// Turns request bodies into the store's values.
 struct RequestDecoder: Sendable {
@@ -76,75 +77,73 @@ struct RequestDecoder: Sendable {
         return sections
     }
 
-    /// The body of `PATCH /lists/{list}`: `{"ops": [...]}`.
-    func operations(_ body: JSONValue) throws(Problem) -> [ListOperation] {
-        let fields = try FieldReader(body, context: "the body", limits: models)
-        try fields.allowOnly(["ops"])
-        guard let array = try fields.array("ops") else {
-            throw .invalidRequest("the body needs \"ops\": an array of operations")
-        }
-        var operations: [ListOperation] = []
-        operations.reserveCapacity(array.count)
-        for (index, element) in array.enumerated() {
-            operations.append(try operation(element, index: index))
-        }
-        return operations
+    /// The body of `PATCH /lists/{list}`: `{"ops": [...]}`, read in ListWire's
+    /// form (the one clients write), then checked against the store's rules.
+    func operations(_ body: JSONValue) throws(Problem) -> [ListStore.ListOperation] {
+        let operations = try readWire { () throws(WireError) in try ListWire.ListOperation.batch(body) }
+        var result: [ListStore.ListOperation] = []
+        result.reserveCapacity(operations.count)
+        for (index, operation) in operations.enumerated() { result.append(try self.operation(operation, index: index)) }
+        return result
     }
 
     /// One op of a batch; see API.md for the eight shapes.
-    func operation(_ value: JSONValue, index: Int) throws(Problem) -> ListOperation {
-        let name = value["op"]?.stringValue
-        let context = name.map { "op \(index) (\($0))" } ?? "op \(index)"
-        let fields = try FieldReader(value, context: context, limits: models)
-        guard let name else {
-            if fields.has("op") { throw .invalidRequest("\(context): \"op\" must be a string") }
-            throw .invalidRequest("\(context) needs \"op\": one of \(Self.operationNames.joined(separator: ", "))")
-        }
-        switch name {
-        case "insertSection":
-            try fields.allowOnly(["op", "section", "at"])
-            guard let section = fields.value("section") else {
-                throw .invalidRequest("\(context) needs \"section\": {\"id\", \"model\", \"items\"}")
-            }
-            return .insertSection(try self.section(section, context: "\(context).section"), at: try fields.position("at"))
-        case "updateSection":
-            try fields.allowOnly(["op", "id", "model"])
-            return .updateSection(id: try fields.requiredIdentifier("id"), model: try fields.requiredModel("model"))
-        case "moveSection":
-            try fields.allowOnly(["op", "id", "to"])
-            return .moveSection(id: try fields.requiredIdentifier("id"), to: try fields.requiredPosition("to"))
-        case "deleteSection":
-            try fields.allowOnly(["op", "id"])
-            return .deleteSection(id: try fields.requiredIdentifier("id"))
-        case "insertItem":
-            try fields.allowOnly(["op", "section", "item", "at"])
-            guard let item = fields.value("item") else {
-                throw .invalidRequest("\(context) needs \"item\": {\"id\", \"model\"}")
-            }
-            return .insertItem(
-                section: try fields.requiredIdentifier("section"), item: try self.item(item, context: "\(context).item"),
-                at: try fields.position("at"))
-        case "updateItem":
-            try fields.allowOnly(["op", "id", "model"])
-            return .updateItem(id: try fields.requiredIdentifier("id"), model: try fields.requiredModel("model"))
-        case "moveItem":
-            try fields.allowOnly(["op", "id", "section", "to"])
-            return .moveItem(
-                id: try fields.requiredIdentifier("id"), section: try fields.identifier("section"),
-                to: try fields.requiredPosition("to"))
-        case "deleteItem":
-            try fields.allowOnly(["op", "id"])
-            return .deleteItem(id: try fields.requiredIdentifier("id"))
-        default:
-            throw .invalidRequest(
-                "\(context): unknown op \"\(name.prefix(40))\"; expected one of \(Self.operationNames.joined(separator: ", "))")
-        }
+    func operation(_ value: JSONValue, index: Int) throws(Problem) -> ListStore.ListOperation {
+        try operation(try readWire { () throws(WireError) in try ListWire.ListOperation(json: value, index: index) }, index: index)
     }
 
-    static let operationNames = [
-        "insertSection", "updateSection", "moveSection", "deleteSection",
-        "insertItem", "updateItem", "moveItem", "deleteItem",
-    ]
+    /// A wire operation as the store's: ids checked (`invalid-id`), models within the limits (`invalid-model`).
+    func operation(_ operation: ListWire.ListOperation, index: Int) throws(Problem) -> ListStore.ListOperation {
+        let context = ListWire.ListOperation.context(name: operation.name, index: index)
+        func id(_ text: String, _ key: String = "id") throws(Problem) -> Identifier {
+            // A string always gives an id or a 400; the fallback is never reached.
+            guard let identifier = try FieldReader.identifier(text, context: context, key: key) else {
+                throw .invalidRequest("\(context) needs \"\(key)\" (an id)")
+            }
+            return identifier
+        }
+        func model(_ value: JSONValue, in place: String) throws(Problem) -> Model {
+            try FieldReader.model(value, context: place, key: "model", limits: models)
+        }
+        switch operation {
+        case .insertSection(let sectionID, let sectionModel, let items, let at):
+            let sectionContext = "\(context).section"
+            var newItems: [NewItem] = []
+            newItems.reserveCapacity(items.count)
+            for (number, item) in items.enumerated() {
+                let itemContext = "\(sectionContext).items[\(number)]"
+                newItems.append(
+                    NewItem(
+                        id: try FieldReader.identifier(item.id, context: itemContext, key: "id"),
+                        model: try model(item.model, in: itemContext)))
+            }
+            let section = NewSection(
+                id: try FieldReader.identifier(sectionID, context: sectionContext, key: "id"),
+                model: try model(sectionModel, in: sectionContext), items: newItems)
+            return .insertSection(section, at: at)
+        case .updateSection(let sectionID, let sectionModel):
+            return .updateSection(id: try id(sectionID), model: try model(sectionModel, in: context))
+        case .moveSection(let sectionID, let to):
+            return .moveSection(id: try id(sectionID), to: to)
+        case .deleteSection(let sectionID):
+            return .deleteSection(id: try id(sectionID))
+        case .insertItem(let section, let itemID, let itemModel, let at):
+            let itemContext = "\(context).item"
+            return .insertItem(
+                section: try id(section, "section"),
+                item: NewItem(
+                    id: try FieldReader.identifier(itemID, context: itemContext, key: "id"),
+                    model: try model(itemModel, in: itemContext)),
+                at: at)
+        case .updateItem(let itemID, let itemModel):
+            return .updateItem(id: try id(itemID), model: try model(itemModel, in: context))
+        case .moveItem(let itemID, let section, let to):
+            return .moveItem(
+                id: try id(itemID), section: try FieldReader.identifier(section, context: context, key: "section"), to: to)
+        case .deleteItem(let itemID):
+            return .deleteItem(id: try id(itemID))
+        }
+    }
 }
 
 extension StringProtocol {

@@ -140,7 +140,7 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// Records one change answer served to one client.
-    func served(_ answer: ChangeAnswer) {
+    func served(_ answer: EncodedChangeAnswer) {
         answers.increment()
         if answer.reset { resets.increment() }
         versionLag.record(max(0, answer.to - answer.from))

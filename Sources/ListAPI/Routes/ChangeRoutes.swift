@@ -68,7 +68,7 @@ extension ListService {
         }
     }
 
-    private func respond(_ answer: ChangeAnswer, _ context: Context, _ responder: Responder.Finishing) {
+    private func respond(_ answer: EncodedChangeAnswer, _ context: Context, _ responder: Responder.Finishing) {
         metrics.served(answer)
         var writer = JSONWriter(capacity: answer.json.count + 1)
         writer.raw(answer.json)

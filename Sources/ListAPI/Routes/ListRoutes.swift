@@ -176,7 +176,7 @@ extension ListService {
     /// changeset the write made, in the change stream's shape.
     func writeAnswer(_ context: Context, _ result: WriteResult) async throws(Problem) -> Response {
         let etag = ListHead(id: result.list, epoch: result.epoch, version: result.version).etag
-        let answer: ChangeAnswer
+        let answer: EncodedChangeAnswer
         if !result.changed {
             answer = .unchanged(ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
         } else if let change = result.change {

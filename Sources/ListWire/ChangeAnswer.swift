@@ -1,4 +1,5 @@
 import JSON
+import SectionDiff
 
 /// One answer of the change stream (`GET /lists/{list}/changes`, a list's
 /// entry in `POST /changes`, or a whole-list write), decoded but not applied.
@@ -21,15 +22,31 @@ public struct ChangeAnswer: Sendable, Equatable {
     /// The answer as it came, for tools that print it (`listd watch --format json`).
     public var raw: JSONValue
 
+    /// A reset to `state` from version `from`, made by the client itself (a `PUT`
+    /// that created its list answers with the snapshot, which is this).
+    public init(resetFrom from: Int64, to state: ListState) {
+        list = state.id
+        epoch = state.epoch
+        self.from = from
+        to = state.version
+        snapshot = state
+        stages = []
+        raw = .object([
+            "list": .string(state.id), "epoch": .string(state.epoch), "from": .number(JSONNumber(from)),
+            "to": .number(JSONNumber(state.version)), "reset": true, "stages": [], "snapshot": state.json,
+        ])
+    }
+
     /// Whether the answer replaces the client's data with `snapshot`.
     public var isReset: Bool { snapshot != nil }
 
-    /// Decodes a change answer body.
-    public init(json: JSONValue) throws(ListClientError) {
+    /// Decodes a change answer body, the inverse of ``JSON/JSONWriter/stagedAnswer(list:epoch:from:to:stages:)``,
+    /// ``JSON/JSONWriter/unchangedAnswer(list:epoch:version:)`` and ``JSON/JSONWriter/resetAnswer(from:id:name:epoch:version:sections:)``.
+    public init(json: JSONValue) throws(WireError) {
         guard let list = json["list"]?.stringValue, let epoch = json["epoch"]?.stringValue,
             let from = json["from"]?.int64Value, let to = json["to"]?.int64Value
         else {
-            throw .invalid("a change answer needs list, epoch, from and to: \(json.canonicalText.prefix(200))")
+            throw WireError("a change answer needs list, epoch, from and to: \(json.canonicalText.prefix(200))")
         }
         self.list = list
         self.epoch = epoch
@@ -37,12 +54,12 @@ public struct ChangeAnswer: Sendable, Equatable {
         self.to = to
         raw = json
         if json["reset"]?.boolValue == true {
-            guard let snapshot = json["snapshot"] else { throw .invalid("a reset answer needs a snapshot") }
+            guard let snapshot = json["snapshot"] else { throw WireError("a reset answer needs a snapshot") }
             self.snapshot = try ListState(json: snapshot)
             stages = []
         } else {
             snapshot = nil
-            guard let stages = json["stages"]?.arrayValue else { throw .invalid("a change answer needs stages") }
+            guard let stages = json["stages"]?.arrayValue else { throw WireError("a change answer needs stages") }
             self.stages = stages
         }
     }
@@ -53,21 +70,34 @@ public struct ChangeAnswer: Sendable, Equatable {
     /// Throws when `state` is not at `from` or a stage does not apply; the caller refetches.
     ///
     /// - Complexity: O(stages × (sections + items)).
-    public func applied(to state: ListState) throws(ListClientError) -> [AppliedStage] {
+    public func applied(to state: ListState) throws(WireError) -> [AppliedStage] {
         guard state.version == from, state.id == list else {
-            throw .invalid("the answer goes from \(list)@\(from), the state is \(state.id)@\(state.version)")
+            throw WireError("the answer goes from \(list)@\(from), the state is \(state.id)@\(state.version)")
         }
         var sections = state.sections
         var result: [AppliedStage] = []
         result.reserveCapacity(stages.count)
         for (index, wire) in stages.enumerated() {
-            let stage = try WireStage.stage(wire, before: sections)
+            let stage = try WireDecoding.stage(wire, before: sections)
             do {
                 sections = try stage.apply(to: sections)
             } catch {
-                throw .invalid("stage \(index) of \(list) \(from)→\(to) does not apply: \(error)")
+                throw WireError("stage \(index) of \(list) \(from)→\(to) does not apply: \(error)")
             }
             result.append(AppliedStage(stage: stage, sections: sections))
+        }
+        return result
+    }
+}
+
+extension ChangeAnswer {
+    /// Decodes the answer of `POST /changes` (``JSON/JSONWriter/manyListsAnswer(_:deleted:)``):
+    /// each list that moved on with its answer, `nil` for a list that was deleted.
+    public static func manyLists(json: JSONValue) throws(WireError) -> [String: ChangeAnswer?] {
+        guard let object = json["lists"]?.objectValue else { throw WireError("POST /changes: no lists object") }
+        var result: [String: ChangeAnswer?] = [:]
+        for (list, value) in object {
+            result[list] = value["deleted"]?.boolValue == true ? .some(nil) : try ChangeAnswer(json: value)
         }
         return result
     }
@@ -88,47 +118,3 @@ public struct AppliedStage: Sendable, Equatable {
     }
 }
 
-/// What `follow(list:)` emits.
-public enum FollowUpdate: Sendable, Equatable {
-    /// The first snapshot: set the data source and reload.
-    case snapshot(ListState)
-    /// A change answer applied: animate each stage in order, then `state` is current.
-    case changes(ListChange)
-    /// The data was replaced (history too old, another epoch, or a stage that did
-    /// not apply and was refetched): set the data source and reload without animation.
-    case reset(ListState)
-    /// The list was deleted on the server; the follow completes after this.
-    case deleted(list: String)
-
-    /// The state after this update (`nil` for `.deleted`).
-    public var state: ListState? {
-        switch self {
-        case .snapshot(let state), .reset(let state): return state
-        case .changes(let change): return change.state
-        case .deleted: return nil
-        }
-    }
-}
-
-/// A change answer applied to the followed state.
-public struct ListChange: Sendable, Equatable {
-    /// The version the stages start from.
-    public var from: Int64
-    /// The sections at `from`, before the first stage (ids of deletes and move sources are found here).
-    public var before: ListSections
-    /// The stages, each with the sections after it.
-    public var stages: [AppliedStage]
-    /// The state at the answer's `to` version (the sections of the last stage).
-    public var state: ListState
-    /// The answer as it came from the server.
-    public var answer: ChangeAnswer
-
-    /// Creates a change.
-    public init(from: Int64, before: ListSections, stages: [AppliedStage], state: ListState, answer: ChangeAnswer) {
-        self.from = from
-        self.before = before
-        self.stages = stages
-        self.state = state
-        self.answer = answer
-    }
-}

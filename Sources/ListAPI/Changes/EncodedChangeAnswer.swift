@@ -1,10 +1,12 @@
 import JSON
 import ListStore
+import ListWire
 import SectionDiff
 
 /// One computed answer to "what changed in `list` since `from`", serialized
-/// once and shared by every waiter that asked the same question.
-struct ChangeAnswer: Sendable {
+/// once (in ListWire's change-answer form) and shared by every waiter that
+/// asked the same question. Clients decode it as ListWire's `ChangeAnswer`.
+struct EncodedChangeAnswer: Sendable {
     /// The list answered for.
     var list: Identifier
     /// The list's epoch at `to`.
@@ -24,84 +26,48 @@ struct ChangeAnswer: Sendable {
     var changeCount = 0
 
     /// The answer for a client that is up to date: no stages, `to == from`.
-    static func unchanged(_ head: ListHead, from: Int64) -> ChangeAnswer {
+    static func unchanged(_ head: ListHead, from: Int64) -> EncodedChangeAnswer {
         var writer = JSONWriter(capacity: 128)
-        writer.beginObject()
-        writer.key("list")
-        writer.string(head.id.rawValue)
-        writer.key("epoch")
-        writer.string(head.epoch)
-        writer.key("from")
-        writer.int64(from)
-        writer.key("to")
-        writer.int64(from)
-        writer.key("stages")
-        writer.beginArray()
-        writer.endArray()
-        writer.endObject()
-        return ChangeAnswer(
+        writer.unchangedAnswer(list: head.id.rawValue, epoch: head.epoch, version: from)
+        return EncodedChangeAnswer(
             list: head.id, epoch: head.epoch, from: from, to: from, reset: false, stageCount: 0, json: writer.bytes)
     }
 
     /// A reset: the whole snapshot at `snapshot.version`, for a client whose
     /// version is outside the kept history, above the current one, or of another epoch.
-    static func reset(_ snapshot: ListSnapshot, from: Int64) -> ChangeAnswer {
+    static func reset(_ snapshot: ListSnapshot, from: Int64) -> EncodedChangeAnswer {
         var writer = JSONWriter(capacity: 256 + snapshot.itemCount * 64)
-        writer.beginObject()
-        writer.key("list")
-        writer.string(snapshot.id.rawValue)
-        writer.key("epoch")
-        writer.string(snapshot.epoch)
-        writer.key("from")
-        writer.int64(from)
-        writer.key("to")
-        writer.int64(snapshot.version)
-        writer.key("reset")
-        writer.bool(true)
-        writer.key("stages")
-        writer.beginArray()
-        writer.endArray()
-        writer.key("snapshot")
-        writer.snapshot(snapshot)
-        writer.endObject()
-        return ChangeAnswer(
+        writer.resetAnswer(
+            from: from, id: snapshot.id.rawValue, name: snapshot.name, epoch: snapshot.epoch, version: snapshot.version,
+            sections: snapshot.sections)
+        return EncodedChangeAnswer(
             list: snapshot.id, epoch: snapshot.epoch, from: from, to: snapshot.version, reset: true, stageCount: 0,
             json: writer.bytes)
     }
 
     /// The net change from `old` to `new` as stages (a whole-snapshot diff, O(n)).
-    static func between(_ old: ListSnapshot, _ new: ListSnapshot) -> ChangeAnswer {
+    static func between(_ old: ListSnapshot, _ new: ListSnapshot) -> EncodedChangeAnswer {
         let changeset = ListChangeset(from: old.diffSections, to: new.diffSections)
         return stages(changeset, list: new.id, epoch: new.epoch, from: old.version, to: new.version)
     }
 
     /// The net change a store described by what it touched; costs what the change holds.
-    static func change(_ change: NetChange) -> ChangeAnswer {
+    static func change(_ change: NetChange) -> EncodedChangeAnswer {
         let changeset = ListChangeset(condensedFrom: change.old.diffSections, to: change.new.diffSections)
         return stages(changeset, list: change.list, epoch: change.epoch, from: change.from, to: change.to)
     }
 
     private static func stages(_ changeset: ListChangeset, list: Identifier, epoch: String, from: Int64, to: Int64)
-        -> ChangeAnswer
+        -> EncodedChangeAnswer
     {
         var writer = JSONWriter(capacity: 256)
-        writer.beginObject()
-        writer.key("list")
-        writer.string(list.rawValue)
-        writer.key("epoch")
-        writer.string(epoch)
-        writer.key("from")
-        writer.int64(from)
-        writer.key("to")
-        writer.int64(to)
-        writer.stages(changeset)
-        writer.endObject()
+        writer.stagedAnswer(list: list.rawValue, epoch: epoch, from: from, to: to, stages: changeset)
         var count = 0
         for stage in changeset.stages {
             count += stage.operationCount
             for insertion in stage.sectionInserted { count += insertion.section.items.count }
         }
-        return ChangeAnswer(
+        return EncodedChangeAnswer(
             list: list, epoch: epoch, from: from, to: to, reset: false, stageCount: changeset.stages.count,
             json: writer.bytes, changeCount: count)
     }

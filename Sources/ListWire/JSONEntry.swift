@@ -1,3 +1,5 @@
+import SectionDiff
+
 /// A canonical JSON text (object keys sorted, no insignificant white space), with
 /// a digest computed once so that two texts are compared by digest, then bytes.
 ///
@@ -53,12 +55,13 @@ func utf8Equal(_ lhs: String, _ rhs: String) -> Bool {
 }
 
 /// listd's own element, used for sections and items alike: a string id and a
-/// canonical JSON model.
+/// canonical JSON model. It is what the wire carries (`{"id","model"}`) and what
+/// both the server and the clients diff and apply stages to.
 ///
 /// This is the fast path of the diff: the id's hash is computed once when the
 /// entry is made (ids are hashed again on every diff otherwise), and content is
 /// compared by ``JSONText``'s digest, then bytes.
-public struct JSONEntry: Diffable, Hashable, Sendable, CustomStringConvertible {
+public struct JSONEntry: Diffable, WireEntry, Hashable, Sendable, CustomStringConvertible {
     /// The section's or item's id, unique in its list.
     public let id: String
     /// The section's or item's model.
@@ -88,6 +91,12 @@ public struct JSONEntry: Diffable, Hashable, Sendable, CustomStringConvertible {
         hasher.combine(identityHash)
         hasher.combine(model.digest)
     }
+
+    /// The id, as written on the wire.
+    @inlinable public var wireID: String { id }
+
+    /// The model's canonical text, spliced into the wire form as it is.
+    @inlinable public var wireModelText: String { model.text }
 
     /// `id=model`, for logs and test failures.
     public var description: String { "\(id)=\(model.text)" }

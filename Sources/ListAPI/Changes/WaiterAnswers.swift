@@ -1,0 +1,134 @@
+import HTTP
+import JSON
+import ListStore
+import ListWire
+import Server
+
+/// Turns parked requests into their HTTP answers: a commit's shared answer
+/// fanned out to every waiter it woke (serialized once), "no change" at a
+/// timeout or shutdown, "deleted", and the object of `POST /changes`.
+///
+/// The change hub decides who is answered and when; this decides what they get.
+struct WaiterAnswers: Sendable {
+    let router: CommitRouter
+    let computer: ChangeComputer
+    let metrics: ServiceMetrics
+
+    /// Answers waiters woken by a commit of `list`. Waiters of one list share
+    /// one computed answer; a multi-list waiter also gets every other list of
+    /// its own that has moved on.
+    func woken(
+        _ waiters: [WaiterTable<ChangeHub.Parked>.Waiter], list: Identifier, since: Int64, recorded: NetChange? = nil
+    ) {
+        Task {
+            let question = ChangeComputer.Question(list: list, from: since, epoch: nil)
+            let shared: Result<EncodedChangeAnswer, StoreError>
+            if let recorded {
+                // The commit carries its own change: no store round trip.
+                shared = .success(computer.recorded(recorded))
+            } else {
+                do throws(StoreError) {
+                    shared = .success(try await computer.answer(question))
+                } catch {
+                    shared = .failure(error)
+                }
+            }
+            var compactBody: [UInt8]?
+            for entry in waiters {
+                let waiter = entry.payload
+                switch (waiter.watch, shared) {
+                case (.one, .success(let answer)) where !answer.reset && answer.changeCount > (waiter.maxChanges ?? .max):
+                    // This waiter would rather have the snapshot than so large a change.
+                    do throws(StoreError) {
+                        let reset = try await computer.answer(
+                            ChangeComputer.Question(list: list, from: since, epoch: nil, maxChanges: waiter.maxChanges))
+                        metrics.served(reset)
+                        respond(waiter, json: reset.json, compact: nil)
+                    } catch {
+                        waiter.responder.respond(Problem(error).response())
+                    }
+                case (.one, .success(let answer)):
+                    if compactBody == nil { compactBody = answer.json + [UInt8(ascii: "\n")] }
+                    metrics.served(answer)
+                    respond(waiter, json: answer.json, compact: compactBody)
+                case (.one, .failure(let error)):
+                    waiter.responder.respond(Problem(error).response())
+                case (.many, _):
+                    await many(waiter)
+                }
+            }
+        }
+    }
+
+    /// Answers a `POST /changes` waiter with every watched list that moved on.
+    func many(_ waiter: ChangeHub.Parked) async {
+        var answers: [EncodedChangeAnswer] = []
+        var deleted: [Identifier] = []
+        for (list, since) in waiter.since.sorted(by: { $0.key < $1.key }) {
+            guard let head = router.head(of: list) else {
+                deleted.append(list)
+                continue
+            }
+            guard head.version != since || (waiter.epochs[list].map { $0 != head.epoch } ?? false) else { continue }
+            do {
+                let question = ChangeComputer.Question(
+                    list: list, from: since, epoch: waiter.epochs[list], maxChanges: waiter.maxChanges)
+                answers.append(try await computer.answer(question))
+            } catch where error.kind == .listNotFound {
+                deleted.append(list)
+            } catch {
+                waiter.responder.respond(Problem(error).response())
+                return
+            }
+        }
+        for answer in answers { metrics.served(answer) }
+        respond(waiter, json: Self.manyBody(answers, deleted: deleted), compact: nil)
+    }
+
+    /// `{"lists": {"a": {answer}, "b": {"list": "b", "deleted": true}}}` (ListWire's form).
+    static func manyBody(_ answers: [EncodedChangeAnswer], deleted: [Identifier]) -> [UInt8] {
+        var writer = JSONWriter(capacity: answers.reduce(32) { $0 + $1.json.count + 16 })
+        writer.manyListsAnswer(answers.lazy.map { (list: $0.list.rawValue, json: $0.json) }, deleted: deleted.lazy.map(\.rawValue))
+        return writer.bytes
+    }
+
+    func unchanged(_ waiter: ChangeHub.Parked) {
+        switch waiter.watch {
+        case .one(let list):
+            let since = waiter.since[list] ?? 0
+            let head = ListHead(id: list, epoch: waiter.epochs[list] ?? router.head(of: list)?.epoch ?? "", version: since)
+            respond(waiter, json: EncodedChangeAnswer.unchanged(head, from: since).json, compact: nil)
+        case .many:
+            respond(waiter, json: Self.manyBody([], deleted: []), compact: nil)
+        }
+    }
+
+    func deleted(_ list: Identifier, _ waiter: ChangeHub.Parked) {
+        switch waiter.watch {
+        case .one:
+            waiter.responder.respond(
+                Problem(StoreError(.listNotFound, "list \"\(list)\" was deleted while this request waited")).response())
+        case .many:
+            Task { await many(waiter) }
+        }
+    }
+
+    /// The header fields of every change answer, built once rather than per waiter.
+    private static let answerHeaders: HTTPHeaders = {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Cache-Control", value: "no-store")
+        return headers
+    }()
+
+    private func respond(_ waiter: ChangeHub.Parked, json: [UInt8], compact: [UInt8]?) {
+        let headers = Self.answerHeaders
+        let body: [UInt8]
+        if waiter.pretty {
+            body = prettyPrinted(json) + [UInt8(ascii: "\n")]
+        } else {
+            body = compact ?? (json + [UInt8(ascii: "\n")])
+        }
+        waiter.responder.respond(Response(status: .ok, headers: headers, body: body))
+    }
+}

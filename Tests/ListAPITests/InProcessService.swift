@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import HTTP
+import JSON
+import ListStore
+import ListdTestSupport
+import Logging
+import Server
+import Synchronization
+import Testing
+
+@testable import ListAPI
+
+/// The service driven in process: requests are values handed to
+/// `ListService.handle`, answers land in an ``InProcessExchange`` through the
+/// server's in-process responder seam; the store is a real SQLiteStore on a
+/// temporary file. No sockets, no binary: what the routes, the change hub, the
+/// change computer and the commit router do can be tested directly.
+final class InProcessService: Sendable {
+    let service: ListService
+    let store: SQLiteStore
+    let gate: WriterGate
+    private let directory: URL
+
+    /// A service over a fresh store whose writer can be held (``WriterGate``).
+    static func make(tick: Duration = .milliseconds(10)) async throws -> InProcessService {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("listapi-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let gate = WriterGate()
+        var configuration = StoreConfiguration(fullSync: false, onGroupCommit: { gate.hook($0) })
+        configuration.migrationsDirectory = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Migrations", isDirectory: true)
+        let store = try await SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        let service = ListService(
+            store: store, configuration: ServiceConfiguration(timeoutTick: tick), logger: Logger(label: "listd.test"))
+        return InProcessService(service: service, store: store, gate: gate, directory: directory)
+    }
+
+    private init(service: ListService, store: SQLiteStore, gate: WriterGate, directory: URL) {
+        self.service = service
+        self.store = store
+        self.gate = gate
+        self.directory = directory
+    }
+
+    /// Shuts the service down, closes the store and removes its files.
+    func close() async {
+        service.shutdown()
+        await store.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Sends one request; the exchange holds its answer when it comes.
+    func send(_ method: HTTPMethod, _ target: String, json body: String? = nil) -> InProcessExchange {
+        var headers = HTTPHeaders()
+        if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+        let request = Request(
+            head: RequestHead(method: method, target: target, headers: headers), body: Array((body ?? "").utf8),
+            remoteAddress: "in-process")
+        let exchange = InProcessExchange()
+        service.handle(request, responder: exchange.responder)
+        return exchange
+    }
+
+    /// Sends one request and waits for its answer, which must have `status`.
+    func json(_ method: HTTPMethod, _ target: String, json body: String? = nil, status: Int = 200) async throws -> JSONValue {
+        let response = try await send(method, target, json: body).response()
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(response.status.code == status, "\(method) \(target): \(text)")
+        return try JSONValue(parsing: response.body)
+    }
+}
+
+/// One request's way back, with no connection behind it.
+final class InProcessExchange: Sendable {
+    /// The responder to hand the handler.
+    let responder: Responder
+
+    init() {
+        let box = ResponseBox()
+        responder = Responder(delivering: { delivery in
+            if case .response(let response) = delivery { box.set(response) }
+        })
+        self.box = box
+    }
+
+    private let box: ResponseBox
+
+    /// The answer, if the handler gave one.
+    var answered: Response? { box.get() }
+
+    /// Waits for the answer (a state, polled), failing after 10 s.
+    func response() async throws -> Response {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            if let response = box.get() { return response }
+            guard ContinuousClock.now < deadline else { throw InProcessTimeout() }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The client goes away: the server runs the request's cancellation callbacks.
+    func disconnect() { responder.cancel() }
+}
+
+struct InProcessTimeout: Error {}
+
+final class ResponseBox: Sendable {
+    private let value = Mutex<Response?>(nil)
+    func set(_ response: Response) { value.withLock { $0 = response } }
+    func get() -> Response? { value.withLock { $0 } }
+}

@@ -1,0 +1,51 @@
+import Dispatch
+import Synchronization
+
+/// Holds the SQLite writer thread inside its group-commit hook, so a test can
+/// queue a write behind a commit that has happened but not been answered.
+public final class WriterGate: Sendable {
+    /// A closed gate.
+    public init() {}
+
+    private let armed = Atomic<Bool>(false)
+    private let entered = Atomic<Bool>(false)
+    private let release = DispatchSemaphore(value: 0)
+
+    /// Makes the next group commit wait in the hook until ``open()``.
+    public func arm() {
+        entered.store(false, ordering: .releasing)
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// The hook: waits when armed.
+    public func hook(_ writes: Int) {
+        guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        entered.store(true, ordering: .releasing)
+        release.wait()
+    }
+
+    /// Whether the writer is waiting in the hook.
+    public var isHolding: Bool { entered.load(ordering: .acquiring) }
+
+    /// Lets the writer go on.
+    public func open() { release.signal() }
+}
+
+/// Waits (without a fixed sleep) until `condition` holds, failing after 10 s.
+public func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+        guard ContinuousClock.now < deadline else {
+            throw WaitTimeout(what: what)
+        }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// A ``waitUntil(_:_:)`` that ran out of time, naming what it waited for.
+public struct WaitTimeout: Error, CustomStringConvertible {
+    /// What was waited for.
+    public var what: String
+    /// `timed out waiting until …`
+    public var description: String { "timed out waiting until \(what)" }
+}
