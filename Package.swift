@@ -122,7 +122,7 @@ let package = Package(
             name: "ServiceBenchmarks",
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",
-            exclude: ["README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "update.lua"]
+            exclude: ["README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "update.lua", "query.sh", "update-query.lua"]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)

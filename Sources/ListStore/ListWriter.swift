@@ -557,7 +557,7 @@ package final class ListWriter {
 
     // MARK: Lookups and checks
 
-    private func load(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> Target {
+    func load(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> Target {
         guard
             let (epoch, version) = try db.first(
                 "SELECT epoch, version FROM lists WHERE id = ?", list.sql, read: { ($0.text(0), $0.int64(1)) })
