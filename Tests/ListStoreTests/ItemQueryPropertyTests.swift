@@ -286,8 +286,8 @@ import Testing
                 } while cursor != nil && pages < 500
                 #expect(got == expected, "\(context): \(query)")
 
-                // A walk with writes between its pages never repeats an item
-                // and never skips one no write touched.
+                // A walk with writes between its pages never repeats or skips
+                // an item no write touched.
                 if step % 5 == 0 {
                     var walk = Self.randomQuery(oracle, using: &rng)
                     walk.section = nil
@@ -309,7 +309,9 @@ import Testing
                         }
                         rounds += 1
                     } while after != nil && rounds < 500
-                    #expect(Set(seen).count == seen.count, "\(context): a walk repeated an item: \(seen)")
+                    // (An item moved past the cursor may come again: it did not stay in place.)
+                    let repeated = Set(Dictionary(grouping: seen, by: { $0 }).filter { $0.value.count > 1 }.keys)
+                    #expect(repeated.isSubset(of: touched), "\(context): a walk repeated \(repeated.subtracting(touched))")
                     let stayed = before.intersection(oracle.answer(walk)).subtracting(touched)
                     #expect(stayed.isSubset(of: Set(seen)), "\(context): a walk skipped \(stayed.subtracting(seen))")
                 }
