@@ -8,7 +8,10 @@ import Testing
 /// against a brute-force oracle that reads its own model trees (numbers as
 /// `Decimal`, so `1.0` equals `1` and 2^53+1 differs from 2^53).
 @Suite struct ItemQueryPropertyTests {
-    static let seeds: [UInt64] = longTests ? Array(1...200) : Array(1...6)
+    /// `LISTD_SEED=N` replays one seed.
+    static let seeds: [UInt64] =
+        ProcessInfo.processInfo.environment["LISTD_SEED"].flatMap(UInt64.init).map { [$0] }
+        ?? (longTests ? Array(1...200) : Array(1...6))
     static let stepsPerSeed = longTests ? 400 : 60
     static let paths = [["a"], ["tags", "0"], ["n", "x"]]
 
@@ -283,7 +286,7 @@ import Testing
                     got += page.entries.map(\.item.id)
                     cursor = page.nextCursor
                     pages += 1
-                } while cursor != nil && pages < 500
+                } while cursor != nil && pages < 100_000
                 #expect(got == expected, "\(context): \(query)")
 
                 // A walk with writes between its pages never repeats or skips
@@ -308,7 +311,7 @@ import Testing
                             _ = try await store.apply([op], to: list, expectedVersion: nil)
                         }
                         rounds += 1
-                    } while after != nil && rounds < 500
+                    } while after != nil && rounds < 100_000
                     // (An item moved past the cursor may come again: it did not stay in place.)
                     let repeated = Set(Dictionary(grouping: seen, by: { $0 }).filter { $0.value.count > 1 }.keys)
                     #expect(repeated.isSubset(of: touched), "\(context): a walk repeated \(repeated.subtracting(touched))")
