@@ -3,7 +3,7 @@
 #  1. ServiceBenchmarks query: first/middle/last page of 100, where= on an indexed path
 #     with 1% matches, q= with a 5-character term, on a BIG-item list (default 1,000,000)
 #  2. wrk -t1 -c64 single-op PATCH updateItem on two 100,000-item lists in one listd,
-#     one with indexes on k and name, one with none, interleaved rounds
+#     one with indexes on k and name and the text index, one with none, interleaved rounds
 # Needs: apt-get install -y wrk
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -48,9 +48,10 @@ plain="$("$bin/ServiceBenchmarks" make "$port" 100000 plain query)"
 indexed="$("$bin/ServiceBenchmarks" make "$port" 100000 indexed query)"
 curl -sf -X PUT "http://127.0.0.1:$port$indexed/indexes/k" > /dev/null
 curl -sf -X PUT "http://127.0.0.1:$port$indexed/indexes/name" > /dev/null
+curl -sf -X PUT "http://127.0.0.1:$port$indexed/text-index" > /dev/null
 echo "== 2. wrk -t1 -c64 -d$duration -s update-query.lua, interleaved (load average: $(cat /proc/loadavg))"
 for round in 1 2; do
     rate "100000 items, no index" "$plain"
-    rate "100000 items, indexes on k and name" "$indexed"
+    rate "100000 items, indexes on k, name + text" "$indexed"
 done
 stop_listd
