@@ -169,6 +169,8 @@ extension ListReader {
     /// A page answered from the text index: every candidate of the list is
     /// read (at most ``scanLimit``; `nil` beyond, and the caller scans),
     /// checked exactly, put in list order and cut after the cursor.
+    /// `CROSS JOIN` keeps the text index the outer loop: left to itself,
+    /// SQLite walks the list's items and runs the MATCH once per item.
     /// - Complexity: O(m log m) for the term's m candidates in the list.
     private func textPage(
         _ list: Identifier, _ query: ItemQuery, only: SectionPlace?, start: ItemCursor?, pattern: String
@@ -181,8 +183,8 @@ extension ListReader {
         let rows = try db.rows(
             """
             SELECT i.id, i.section_id, s.position, i.position, i.model FROM item_text
-            JOIN items i ON i.rowid = item_text.rowid
-            JOIN sections s ON s.list_id = i.list_id AND s.id = i.section_id
+            CROSS JOIN items i ON i.rowid = item_text.rowid
+            CROSS JOIN sections s ON s.list_id = i.list_id AND s.id = i.section_id
             WHERE item_text MATCH ? AND i.list_id = ? LIMIT ?
             """, [pattern.sql, list.sql, (Self.scanLimit + 1).sql]
         ) {

@@ -86,6 +86,18 @@ import Testing
         } while cursor != nil && pages < 100
         #expect(found == ["i99999"])
 
+        // With the text index, the same q is one page, read through FTS5.
+        let text = try await server.request("PUT", "/lists/big/text-index", timeout: 120)
+        #expect(text.status == 201, "\(text.text)")
+        let indexed = try await page("/lists/big/items?q=ITEM%2099999")
+        #expect(indexed.plan == "text-index")
+        #expect(indexed.ids == ["i99999"] && indexed.next == nil)
+        let many = try await page("/lists/big/items?q=tem%2012&limit=5")
+        #expect(many.plan == "text-index")
+        #expect(many.ids == ["i12", "i120", "i121", "i122", "i123"])
+        // Two characters have no trigram: the bounded scan answers.
+        #expect(try await page("/lists/big/items?q=99&limit=1").plan == "scan; no index matches")
+
         // The routes' errors are problems that name what was sent.
         let bad = try await server.request("PUT", "/lists/big/indexes/a..b")
         #expect(bad.status == 400 && bad.header("Content-Type") == "application/problem+json")
