@@ -123,7 +123,10 @@ let package = Package(
             name: "ServiceBenchmarks",
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",
-            exclude: ["README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua"]
+            exclude: [
+                "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua", "query.sh",
+                "update-query.lua",
+            ]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)

@@ -4,13 +4,15 @@ import Foundation
 
 /// Creates a list of `items` items named `i0`…, in sections of at most 200,000
 /// (one body each: a create, then `insertSection` PATCHes), and prints its path.
-func makeLargeList(_ connection: HTTPConnection, items: Int, id: String) -> String {
+func makeLargeList(
+    _ connection: HTTPConnection, items: Int, id: String, model: (Int) -> String = { #"{"n":\#($0)}"# }
+) -> String {
     let perSection = 200_000
     var made = 0
     var section = 0
     while made < items || section == 0 {
         let count = min(perSection, items - made)
-        let body = (made..<made + count).map { #"{"id":"i\#($0)","model":{"n":\#($0)}}"# }.joined(separator: ",")
+        let body = (made..<made + count).map { #"{"id":"i\#($0)","model":\#(model($0))}"# }.joined(separator: ",")
         let sectionJSON = #"{"id":"s\#(section)","model":{},"items":[\#(body)]}"#
         let reply: HTTPReply
         if section == 0 {

@@ -594,7 +594,8 @@ let usage = """
            ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
            ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
            ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
-           ServiceBenchmarks make PORT ITEMS LIST-ID
+           ServiceBenchmarks make PORT ITEMS LIST-ID [query]
+           ServiceBenchmarks query PORT ITEMS LIST-ID
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -627,7 +628,14 @@ case "engine":
     engine(port: port, pid: pid, items: items, id: arguments[4], behindWrites: argument(5) ?? 10_000)
 case "make":
     guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
-    print(makeLargeList(HTTPConnection(port: port), items: items, id: arguments[3]))
+    if arguments.count > 4 && arguments[4] == "query" {
+        print(makeLargeList(HTTPConnection(port: port), items: items, id: arguments[3], model: queryModel))
+    } else {
+        print(makeLargeList(HTTPConnection(port: port), items: items, id: arguments[3]))
+    }
+case "query":
+    guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
+    queryBenchmark(port: port, items: items, id: arguments[3])
 default:
     fail(usage)
 }

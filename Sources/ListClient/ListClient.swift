@@ -218,6 +218,29 @@ public final class ListClient: Sendable {
         _ = try await json("DELETE", ["lists", list, "items", item], ifMatch: ifMatch)
     }
 
+    // MARK: - Query indexes
+
+    /// `GET /lists/{list}/indexes`: the declared `where` paths and whether `q` has a text index.
+    public func indexes(of list: String) async throws(ListClientError) -> JSONValue {
+        try await json("GET", ["lists", list, "indexes"])
+    }
+
+    /// `PUT /lists/{list}/indexes/{path}`: declares an index on a model path
+    /// (`done`, `tags.0`), built before the answer.
+    public func declareIndex(_ path: String, on list: String) async throws(ListClientError) -> JSONValue {
+        try await json("PUT", ["lists", list, "indexes", path])
+    }
+
+    /// `DELETE /lists/{list}/indexes/{path}`.
+    public func dropIndex(_ path: String, on list: String) async throws(ListClientError) {
+        _ = try await json("DELETE", ["lists", list, "indexes", path])
+    }
+
+    /// `PUT` or `DELETE /lists/{list}/text-index`: turns the text index that serves `q` on or off.
+    public func setTextIndex(_ enabled: Bool, on list: String) async throws(ListClientError) {
+        _ = try await json(enabled ? "PUT" : "DELETE", ["lists", list, "text-index"])
+    }
+
     // MARK: - Changes
 
     /// `GET /lists/{list}/changes?since=&epoch=&timeout=`: one long-poll.

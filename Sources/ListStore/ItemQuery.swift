@@ -63,11 +63,66 @@ public struct ItemPage: Sendable, Hashable {
     public var nextCursor: String?
     /// The list's version when the page was read.
     public var version: Int64
+    /// How the store found the page's items.
+    public var plan: QueryPlan
 
     /// Creates a page.
-    public init(entries: [Entry], nextCursor: String?, version: Int64) {
+    public init(entries: [Entry], nextCursor: String?, version: Int64, plan: QueryPlan = .listOrder) {
         self.entries = entries
         self.nextCursor = nextCursor
         self.version = version
+        self.plan = plan
+    }
+}
+
+/// How an items query was answered, for the `listd-query-plan` header.
+public enum QueryPlan: Sendable, Hashable {
+    /// No filter: items read in list order, a page's worth.
+    case listOrder
+    /// The declared index on this path chose the candidates of a `where`.
+    case index([String])
+    /// The list's text index chose the candidates of a `q` (SQLite's FTS5 trigram index).
+    case text
+    /// No declared index served the filter: items were examined in list
+    /// order, at most a bounded number per page.
+    case scan
+
+    /// The header's value: `list-order`, `index; path=done`, `text-index`, or
+    /// `scan; no index matches` (as CouchDB's Mango warns).
+    public var headerValue: String {
+        switch self {
+        case .listOrder: return "list-order"
+        case .index(let path): return "index; path=\(Self.escaped(path.joined(separator: ".")))"
+        case .text: return "text-index"
+        case .scan: return "scan; no index matches"
+        }
+    }
+
+    /// `text` with every byte outside visible ASCII, and `%`, as `%XX`.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if byte > 0x20, byte < 0x7F, byte != UInt8(ascii: "%") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += byte < 0x10 ? "%0\(hex)" : "%\(hex)"
+            }
+        }
+        return out
+    }
+}
+
+/// What a list indexes for item queries.
+public struct ListIndexes: Sendable, Hashable {
+    /// Declared paths for `where=`, in order.
+    public var paths: [[String]]
+    /// Whether `q=` has a text index.
+    public var text: Bool
+
+    /// Creates a description.
+    public init(paths: [[String]], text: Bool) {
+        self.paths = paths
+        self.text = text
     }
 }

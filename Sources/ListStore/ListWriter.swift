@@ -585,7 +585,7 @@ package final class ListWriter {
 
     // MARK: Lookups and checks
 
-    private func load(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> Target {
+    func load(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> Target {
         guard
             let (epoch, version, floor, pruned) = try db.first(
                 "SELECT epoch, version, history_floor, history_pruned FROM lists WHERE id = ?", list.sql,

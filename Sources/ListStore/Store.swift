@@ -55,6 +55,25 @@ public protocol Store: Sendable {
     /// A page of items filtered by section, model-field equality and substring.
     func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage
 
+    /// The model paths the list has declared indexes on, and whether `q=` has its text index.
+    func indexes(of list: Identifier) async throws(StoreError) -> ListIndexes
+
+    /// Declares an index on `path` (see ``DeclaredIndexes``) and indexes the
+    /// list's items in one transaction, calling `progress(done, total)` as it
+    /// goes; `false` when the index was declared already. Not a content
+    /// change: the version stays.
+    func addIndex(_ path: [String], to list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void)
+        async throws(StoreError) -> Bool
+
+    /// Drops the index on `path`; `false` when the list has none.
+    func dropIndex(_ path: [String], from list: Identifier) async throws(StoreError) -> Bool
+
+    /// Turns the list's text index for `q=` on (indexing its items, calling
+    /// `progress(done, total)`) or off; `false` when it already was so.
+    func setTextIndex(
+        _ enabled: Bool, on list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(StoreError) -> Bool
+
     /// Registers `observer` to hear of every durable commit that changed or
     /// deleted a list. It is called on the store's writer thread after the
     /// commit and before the writers are answered (so a cache fed by it is

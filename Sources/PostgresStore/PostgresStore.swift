@@ -202,6 +202,32 @@ public final class PostgresStore: Store {
         try await read { reader throws(StoreError) in try reader.items(list, query: query) }
     }
 
+    public func indexes(of list: Identifier) async throws(StoreError) -> ListIndexes {
+        try await read { reader throws(StoreError) in try reader.indexes(list) }
+    }
+
+    public func addIndex(_ path: [String], to list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void)
+        async throws(StoreError) -> Bool
+    {
+        try await write(locking: [list]) { writer, _ throws(StoreError) in
+            (try writer.addIndex(path, to: list, progress: progress), [Commit]())
+        }
+    }
+
+    public func dropIndex(_ path: [String], from list: Identifier) async throws(StoreError) -> Bool {
+        try await write(locking: [list]) { writer, _ throws(StoreError) in
+            (try writer.dropIndex(path, from: list), [Commit]())
+        }
+    }
+
+    public func setTextIndex(
+        _ enabled: Bool, on list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void
+    ) async throws(StoreError) -> Bool {
+        try await write(locking: [list]) { writer, _ throws(StoreError) in
+            (try writer.setTextIndex(enabled, on: list, progress: progress), [Commit]())
+        }
+    }
+
     public func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
         feed.subscribe(observer)
     }

@@ -37,7 +37,11 @@ struct MigrationTargetTests {
             #expect(applied.map(\.id) == migrator.migrations.map(\.id))
             #expect(try migrator.migrate(db).isEmpty)
             #expect(try migrator.pending(db).isEmpty)
-            #expect(try Self.tables(db) == ["commits", "history", "items", "lists", "schema_migrations", "sections", "versions"])
+            #expect(
+                try Self.tables(db).sorted() == [
+                    "commits", "history", "item_values", "items", "list_index_paths", "list_indexes",
+                    "list_text_indexes", "lists", "schema_migrations", "sections", "versions",
+                ])
             let recorded = try migrator.applied(db)
             #expect(recorded.map(\.checksum) == migrator.migrations.map(\.checksum))
             #expect(recorded.allSatisfy { $0.appliedAt.hasSuffix("Z") && $0.appliedAt.count == 24 })

@@ -370,7 +370,7 @@ final class EventStreamReader: Sendable {
         let answer = try await server.get(
             "/lists", headers: ["Origin": "http://app.test", "Authorization": "Bearer w-token"])
         #expect(answer.header("Access-Control-Allow-Origin") == "http://app.test")
-        #expect(answer.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After")
+        #expect(answer.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After, listd-query-plan")
         let refused = try await server.request("OPTIONS", "/lists", headers: ["Origin": "http://evil.test"])
         #expect(refused.status == 403 && refused.text.contains("evil.test"))
         let other = try await server.get("/healthz", headers: ["Origin": "http://evil.test"])

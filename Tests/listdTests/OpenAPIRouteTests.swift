@@ -33,6 +33,11 @@ import Testing
         ("PUT", "/lists/{list}/items/{item}"),
         ("PATCH", "/lists/{list}/items/{item}"),
         ("DELETE", "/lists/{list}/items/{item}"),
+        ("GET", "/lists/{list}/indexes"),
+        ("PUT", "/lists/{list}/indexes/{path}"),
+        ("DELETE", "/lists/{list}/indexes/{path}"),
+        ("PUT", "/lists/{list}/text-index"),
+        ("DELETE", "/lists/{list}/text-index"),
         ("GET", "/lists/{list}/changes"),
         ("POST", "/changes"),
         ("GET", "/lists/{list}/events"),
@@ -107,6 +112,7 @@ import Testing
             .replacingOccurrences(of: "{section}", with: "no-such-section")
             .replacingOccurrences(of: "{item}", with: "no-such-item")
             .replacingOccurrences(of: "{file}", with: "listd.js")
+            .replacingOccurrences(of: "{path}", with: "done")
     }
 
     @Test func liveServerRoutesExactlyTheListedRoutes() async throws {

@@ -153,7 +153,7 @@ extension ListService {
         let query = ItemQuery(section: section, conditions: conditions, text: text, limit: limit, after: after)
         let page = try await storeCall { () throws(StoreError) in try await store.items(of: list, query: query) }
         let head = try await head(of: list)
-        return listAnswer(context, ListHead(id: list, epoch: head.epoch, version: page.version)) { writer in
+        var response = listAnswer(context, ListHead(id: list, epoch: head.epoch, version: page.version)) { writer in
             writer.key("items")
             writer.beginArray()
             for entry in page.entries {
@@ -172,6 +172,8 @@ extension ListService {
                 writer.string(Self.encodeCursor(next, list: list))
             }
         }
+        response.headers.add(name: "listd-query-plan", value: page.plan.headerValue)
+        return response
     }
 
     /// Parses `path:value` of a `where` parameter.

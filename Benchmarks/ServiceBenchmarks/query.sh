@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 14's item-query figures against a real listd (release build, loopback only).
+#  1. ServiceBenchmarks query: first/middle/last page of 100, where= on an indexed path
+#     with 1% matches, q= with a 5-character term, on a BIG-item list (default 1,000,000)
+#  2. wrk -t1 -c64 single-op PATCH updateItem on two 100,000-item lists in one listd,
+#     one with indexes on k and name and the text index, one with none, interleaved rounds
+# Needs: apt-get install -y wrk
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+cd "$root"
+swift build -c release --product listd 2>&1 | tail -1
+swift build -c release --product ServiceBenchmarks 2>&1 | tail -1
+bin="$(swift build -c release --show-bin-path)"
+duration="${DURATION:-10s}"
+port="${PORT:-8080}"
+big="${BIG:-1000000}"
+if ss -Htln "sport = :$port" | grep -q .; then echo "port $port is in use; set PORT=..." >&2; exit 1; fi
+
+work="$(mktemp -d)"
+cleanup() {
+    [ -n "${listd_pid:-}" ] && kill "$listd_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+start_listd() {
+    rm -f "$work"/db.sqlite*
+    "$bin/listd" serve --port "$port" --db "$work/db.sqlite" --migrations Migrations "$@" > "$work/listd.log" 2>&1 &
+    listd_pid=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && return; sleep 0.1; done
+    cat "$work/listd.log"; exit 1
+}
+stop_listd() { kill "$listd_pid"; wait "$listd_pid" 2>/dev/null || true; listd_pid=""; }
+rate() {  # rate LABEL PATH
+    LIST_PATH="$2" ITEMS=100000 wrk -t1 -c64 -d"$duration" -s "$here/update-query.lua" "http://127.0.0.1:$port" \
+        | awk -v n="$1" '/Requests\/sec/ { printf "%s: %s writes/s", n, $2 } /Latency/ { lat = $2 } END { printf " (mean latency %s)\n", lat }'
+}
+
+echo "cores: $(nproc); load average: $(cat /proc/loadavg)"
+start_listd
+echo "== 1. $big items (load average: $(cat /proc/loadavg))"
+"$bin/ServiceBenchmarks" query "$port" "$big" huge
+stop_listd
+
+start_listd
+plain="$("$bin/ServiceBenchmarks" make "$port" 100000 plain query)"
+indexed="$("$bin/ServiceBenchmarks" make "$port" 100000 indexed query)"
+curl -sf -X PUT "http://127.0.0.1:$port$indexed/indexes/k" > /dev/null
+curl -sf -X PUT "http://127.0.0.1:$port$indexed/indexes/name" > /dev/null
+curl -sf -X PUT "http://127.0.0.1:$port$indexed/text-index" > /dev/null
+echo "== 2. wrk -t1 -c64 -d$duration -s update-query.lua, interleaved (load average: $(cat /proc/loadavg))"
+for round in 1 2; do
+    rate "100000 items, no index" "$plain"
+    rate "100000 items, indexes on k, name + text" "$indexed"
+done
+stop_listd

@@ -1,0 +1,133 @@
+import HTTP
+import JSON
+import ListStore
+import Logging
+
+extension ListService {
+    /// `GET /lists/{list}/indexes`: the model paths the list indexes for `where=`.
+    func listIndexes(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let indexes = try await storeCall { () throws(StoreError) in try await store.indexes(of: list) }
+        let head = try await head(of: list)
+        return listAnswer(context, head) { writer in
+            writer.key("text")
+            writer.bool(indexes.text)
+            writer.key("indexes")
+            writer.beginArray()
+            for path in indexes.paths {
+                writer.beginObject()
+                writer.key("path")
+                writer.string(path.joined(separator: "."))
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+    }
+
+    /// `PUT /lists/{list}/indexes/{path}`: declares an index on a model path
+    /// (`done`, `tags.0`) and indexes the existing items before answering
+    /// (`201`; `200` when it was declared already). Progress goes to the log.
+    func putIndex(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let path = try Self.indexPath(context)
+        let dotted = path.joined(separator: ".")
+        let logger = self.logger
+        let started = ContinuousClock.now
+        logger.info("declaring index", metadata: ["list": "\(list)", "path": "\(dotted)"])
+        let created = try await storeCall { () throws(StoreError) in
+            try await store.addIndex(path, to: list) { done, total in
+                logger.info(
+                    "indexing items", metadata: ["list": "\(list)", "path": "\(dotted)", "done": "\(done)", "total": "\(total)"])
+            }
+        }
+        logger.info(
+            created ? "index built" : "index already declared",
+            metadata: ["list": "\(list)", "path": "\(dotted)", "duration": "\(ContinuousClock.now - started)"])
+        let head = try await head(of: list)
+        return listAnswer(
+            context, head, status: created ? .created : .ok,
+            location: created ? "\(Self.location(list))/indexes/\(Self.percentEncoded(dotted))" : nil
+        ) { writer in
+            writer.key("path")
+            writer.string(dotted)
+        }
+    }
+
+    /// `DELETE /lists/{list}/indexes/{path}`: drops the index (`204`; `404 unknown-index` when there is none).
+    func deleteIndex(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let path = try Self.indexPath(context)
+        let dropped = try await storeCall { () throws(StoreError) in try await store.dropIndex(path, from: list) }
+        guard dropped else {
+            throw Problem(
+                slug: "unknown-index", title: "No such index", status: 404,
+                detail: "list \"\(list)\" has no index on \"\(path.joined(separator: ".").prefix(300))\"")
+        }
+        return Response(status: .noContent)
+    }
+
+    /// `PUT /lists/{list}/text-index`: turns on the text index that serves
+    /// `q=` and indexes the existing items (`201`; `200` when it was on).
+    func putTextIndex(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let logger = self.logger
+        let started = ContinuousClock.now
+        let created = try await storeCall { () throws(StoreError) in
+            try await store.setTextIndex(true, on: list) { done, total in
+                logger.info("indexing item text", metadata: ["list": "\(list)", "done": "\(done)", "total": "\(total)"])
+            }
+        }
+        if created {
+            logger.info("text index built", metadata: ["list": "\(list)", "duration": "\(ContinuousClock.now - started)"])
+        }
+        let head = try await head(of: list)
+        return listAnswer(
+            context, head, status: created ? .created : .ok, location: created ? "\(Self.location(list))/text-index" : nil
+        ) { writer in
+            writer.key("text")
+            writer.bool(true)
+        }
+    }
+
+    /// `DELETE /lists/{list}/text-index` (`204`; `404 unknown-index` when it is off).
+    func deleteTextIndex(_ context: Context) async throws(Problem) -> Response {
+        let list = try context.identifier("list")
+        let dropped = try await storeCall { () throws(StoreError) in
+            try await store.setTextIndex(false, on: list, progress: { _, _ in })
+        }
+        guard dropped else {
+            throw Problem(
+                slug: "unknown-index", title: "No such index", status: 404, detail: "list \"\(list)\" has no text index")
+        }
+        return Response(status: .noContent)
+    }
+
+    /// The `{path}` of an index route, checked against ``DeclaredIndexes``.
+    static func indexPath(_ context: Context) throws(Problem) -> [String] {
+        let text = context.request.pathParameters["path"] ?? ""
+        let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        if let problem = DeclaredIndexes.problem(with: path) {
+            throw Problem(
+                slug: "invalid-index-path", title: "The index path is not valid", status: 400,
+                detail: "\(problem); got \"\(text.prefix(300))\"")
+        }
+        return path
+    }
+
+    /// `text` percent-encoded for one path segment.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += byte < 0x10 ? "%0\(hex)" : "%\(hex)"
+            }
+        }
+        return out
+    }
+}

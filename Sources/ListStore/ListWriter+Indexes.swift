@@ -1,0 +1,148 @@
+/// Rules for declared index paths (`PUT /lists/{list}/indexes/{path}`).
+public enum DeclaredIndexes {
+    /// Indexes one list may declare.
+    public static let maxPerList = 16
+    /// Components of one path.
+    public static let maxComponents = 8
+    /// Components that look like array indices (each is indexed both ways).
+    public static let maxNumericComponents = 4
+    /// UTF-8 bytes of a whole dotted path.
+    public static let maxBytes = 256
+
+    /// Why `path` cannot be declared, or `nil` when it can.
+    public static func problem(with path: [String]) -> String? {
+        let dotted = path.joined(separator: ".")
+        if path.isEmpty || path.contains(where: \.isEmpty) { return "an index path has no empty field names" }
+        if dotted.utf8.count > maxBytes { return "an index path is at most \(maxBytes) bytes" }
+        if path.count > maxComponents { return "an index path has at most \(maxComponents) fields" }
+        if path.filter({ arrayIndex($0) != nil }).count > maxNumericComponents {
+            return "an index path has at most \(maxNumericComponents) numeric fields"
+        }
+        if dotted.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            return "an index path holds no quotes, backslashes or control characters"
+        }
+        return nil
+    }
+
+    /// The array index `component` names, as the model's paths read it (`where=tags.0`).
+    static func arrayIndex(_ component: String) -> Int? {
+        let utf8 = component.utf8
+        guard let first = utf8.first, utf8.count <= 18, utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            first != UInt8(ascii: "0") || utf8.count == 1
+        else { return nil }
+        return Int(component)
+    }
+
+    /// The SQLite JSON paths `path` may stand for: a numeric field is an array
+    /// index in an array and an object key in an object.
+    static func jsonPaths(_ path: [String]) -> [String] {
+        var paths = ["$"]
+        for component in path {
+            var next: [String] = []
+            for prefix in paths {
+                next.append(prefix + ".\"" + component + "\"")
+                if let index = arrayIndex(component) { next.append(prefix + "[\(index)]") }
+            }
+            paths = next
+        }
+        return paths
+    }
+}
+
+extension ListWriter {
+    /// Items re-indexed per statement when an index is declared on a list that has items.
+    static let indexBuildBatch = 10_000
+
+    /// Declares an index on `path` and indexes the list's items, reporting
+    /// `progress(done, total)` after each batch; `false` when it was declared already.
+    ///
+    /// Existing items are indexed in the write's transaction (``reindexItems(of:progress:)``).
+    /// - Complexity: O(n log n) for the list's n items.
+    package func addIndex(_ path: [String], to list: Identifier, progress: (Int, Int) -> Void) throws(StoreError)
+        -> Bool
+    {
+        if let problem = DeclaredIndexes.problem(with: path) {
+            throw StoreError(.invalidModel, "\(problem): \"\(path.joined(separator: ".").prefix(300))\"")
+        }
+        let target = try load(list, expectedVersion: nil)
+        let dotted = path.joined(separator: ".")
+        if try db.first(
+            "SELECT 1 FROM list_indexes WHERE list_id = ? AND path = ?", target.id.sql, dotted.sql, read: { _ in true })
+            != nil
+        {
+            return false
+        }
+        let declared = try db.integer("SELECT count(*) FROM list_indexes WHERE list_id = ?", target.id.sql)
+        guard declared < DeclaredIndexes.maxPerList else {
+            throw StoreError(
+                .limitExceeded, "list \"\(list)\" has \(declared) indexes, the most a list may have")
+        }
+        try db.run("INSERT INTO list_indexes (list_id, path) VALUES (?, ?)", target.id.sql, dotted.sql)
+        for jsonPath in DeclaredIndexes.jsonPaths(path) {
+            try db.run(
+                "INSERT INTO list_index_paths (list_id, path, json_path) VALUES (?, ?, ?)",
+                target.id.sql, dotted.sql, jsonPath.sql)
+        }
+        try reindexItems(of: target.id, progress: progress)
+        return true
+    }
+
+    /// Runs the index triggers of migration 0002 on every item of `list` by
+    /// rewriting each row's model in place, in id order, `indexBuildBatch` rows
+    /// per statement, reporting `progress(done, total)` after each.
+    private func reindexItems(of list: Identifier, progress: (Int, Int) -> Void) throws(StoreError) {
+        let total = Int(try db.integer("SELECT count(*) FROM items WHERE list_id = ?", list.sql))
+        var done = 0
+        var after = ""
+        while done < total {
+            let end = try db.first(
+                "SELECT id FROM items WHERE list_id = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?",
+                list.sql, after.sql, (Self.indexBuildBatch - 1).sql, read: { $0.text(0) })
+            if let end {
+                try db.run(
+                    "UPDATE items SET model = model WHERE list_id = ? AND id > ? AND id <= ?",
+                    list.sql, after.sql, end.sql)
+                after = end
+                done = min(total, done + Self.indexBuildBatch)
+            } else {
+                try db.run("UPDATE items SET model = model WHERE list_id = ? AND id > ?", list.sql, after.sql)
+                done = total
+            }
+            progress(done, total)
+        }
+    }
+
+    /// Turns the text index on (indexing every item) or off; `false` when it already was so.
+    package func setTextIndex(_ enabled: Bool, on list: Identifier, progress: (Int, Int) -> Void) throws(StoreError)
+        -> Bool
+    {
+        let target = try load(list, expectedVersion: nil)
+        let current =
+            try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", target.id.sql, read: { _ in true }) != nil
+        guard current != enabled else { return false }
+        if enabled {
+            try db.run("INSERT INTO list_text_indexes (list_id) VALUES (?)", target.id.sql)
+            try reindexItems(of: target.id, progress: progress)
+        } else {
+            try db.run("DELETE FROM list_text_indexes WHERE list_id = ?", target.id.sql)
+            if case .sqlite = db.backend {
+                try db.run(
+                    "DELETE FROM item_text WHERE rowid IN (SELECT rowid FROM items WHERE list_id = ?)", target.id.sql)
+            }
+        }
+        return true
+    }
+
+    /// Drops the index on `path`; `false` when there was none.
+    package func dropIndex(_ path: [String], from list: Identifier) throws(StoreError) -> Bool {
+        let target = try load(list, expectedVersion: nil)
+        let dotted = path.joined(separator: ".")
+        guard
+            try db.first(
+                "SELECT 1 FROM list_indexes WHERE list_id = ? AND path = ?", target.id.sql, dotted.sql,
+                read: { _ in true }) != nil
+        else { return false }
+        try db.run("DELETE FROM list_indexes WHERE list_id = ? AND path = ?", target.id.sql, dotted.sql)
+        return true
+    }
+}
