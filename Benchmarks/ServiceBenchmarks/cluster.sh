@@ -6,12 +6,7 @@
 #  5. 100 writes/s on A, one follower on B: write sent -> follower answered, p50/p99
 # Needs: apt-get install -y postgresql wrk
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$root"
-swift build -c release --product listd 2>&1 | tail -1
-swift build -c release --product ServiceBenchmarks 2>&1 | tail -1
-bin="$(swift build -c release --show-bin-path)"
+source "$(dirname "$0")/lib.sh"
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 duration="${DURATION:-10}"
 rounds="${ROUNDS:-2}"

@@ -6,32 +6,11 @@
 #     one with indexes on k and name and the text index, one with none, interleaved rounds
 # Needs: apt-get install -y wrk
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$root"
-swift build -c release --product listd 2>&1 | tail -1
-swift build -c release --product ServiceBenchmarks 2>&1 | tail -1
-bin="$(swift build -c release --show-bin-path)"
+source "$(dirname "$0")/lib.sh"
 duration="${DURATION:-10s}"
 port="${PORT:-8080}"
 big="${BIG:-1000000}"
-if ss -Htln "sport = :$port" | grep -q .; then echo "port $port is in use; set PORT=..." >&2; exit 1; fi
-
-work="$(mktemp -d)"
-cleanup() {
-    [ -n "${listd_pid:-}" ] && kill "$listd_pid" 2>/dev/null || true
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-start_listd() {
-    rm -f "$work"/db.sqlite*
-    "$bin/listd" serve --port "$port" --db "$work/db.sqlite" --migrations Migrations "$@" > "$work/listd.log" 2>&1 &
-    listd_pid=$!
-    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && return; sleep 0.1; done
-    cat "$work/listd.log"; exit 1
-}
-stop_listd() { kill "$listd_pid"; wait "$listd_pid" 2>/dev/null || true; listd_pid=""; }
+single_listd
 rate() {  # rate LABEL PATH
     LIST_PATH="$2" ITEMS=100000 wrk -t1 -c64 -d"$duration" -s "$here/update-query.lua" "http://127.0.0.1:$port" \
         | awk -v n="$1" '/Requests\/sec/ { printf "%s: %s writes/s", n, $2 } /Latency/ { lat = $2 } END { printf " (mean latency %s)\n", lat }'

@@ -8,12 +8,7 @@
 #  3. a client 10,000 versions behind: first (computed) and second (shared) answer time
 # Needs: apt-get install -y wrk nginx-light
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-cd "$root"
-swift build -c release --product listd 2>&1 | tail -1
-swift build -c release --product ServiceBenchmarks 2>&1 | tail -1
-bin="$(swift build -c release --show-bin-path)"
+source "$(dirname "$0")/lib.sh"
 duration="${DURATION:-10s}"
 parked="${PARKED:-10000}"
 writes="${WRITES:-10000}"
