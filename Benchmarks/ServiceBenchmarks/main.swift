@@ -21,23 +21,12 @@ import Synchronization
 
 // MARK: parked
 
-/// Reads many connections' answers as they become readable (level-triggered
-/// epoll, one recv per event), so the client is not what the figure measures.
-struct AnswerCollector {
-    struct Pending {
-        var bytes: [UInt8] = []
-        var done = false
-        var end = 0
-    }
-
+/// Many non-blocking sockets behind one epoll, read as they become readable.
+struct Readiness {
     let epoll: Int32
-    var pending: [Pending]
-    var completedAt: [Double]
 
     init(fds: [Int32]) {
         epoll = epoll_create1(0)
-        pending = Array(repeating: Pending(), count: fds.count)
-        completedAt = Array(repeating: 0, count: fds.count)
         for (index, fd) in fds.enumerated() {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             var event = epoll_event()
@@ -47,42 +36,74 @@ struct AnswerCollector {
         }
     }
 
-    /// Reads until every connection has one whole response or `timeout` seconds pass.
-    mutating func collect(fds: [Int32], timeout: Double) -> Int {
+    /// Hands each read (connection index, bytes) to `received` until `done()` or
+    /// `timeout` seconds pass; a connection the peer closed leaves the epoll.
+    func read(
+        _ fds: [Int32], bufferSize: Int, timeout: Double, until done: () -> Bool,
+        _ received: (Int, UnsafeRawBufferPointer) -> Void
+    ) {
         let start = monotonicSeconds()
-        var complete = 0
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 1024)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 16)
         defer {
             events.deallocate()
             buffer.deallocate()
         }
-        while complete < fds.count, monotonicSeconds() - start < timeout {
+        while !done(), monotonicSeconds() - start < timeout {
             let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), 100)
             guard count > 0 else { continue }
             for event in events[0..<Int(count)] {
                 let index = Int(event.data.u64)
                 let read = recv(fds[index], buffer.baseAddress, buffer.count, 0)
-                guard read > 0, !pending[index].done else {
+                guard read > 0 else {
                     if read == 0 { epoll_ctl(epoll, EPOLL_CTL_DEL, fds[index], nil) }
                     continue
                 }
-                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
-                // The usual case: the whole answer in one read, nothing kept.
-                let end: Int?
-                if pending[index].bytes.isEmpty, let whole = responseEnd(chunk) {
-                    end = whole
-                    pending[index].bytes = Array(chunk)
-                } else {
-                    pending[index].bytes += chunk
-                    end = pending[index].bytes.withUnsafeBytes(responseEnd)
-                }
-                if let end {
-                    pending[index].done = true
-                    pending[index].end = end
-                    completedAt[index] = monotonicSeconds()
-                    complete += 1
-                }
+                received(index, UnsafeRawBufferPointer(rebasing: buffer[0..<read]))
+            }
+        }
+    }
+}
+
+/// Reads many connections' answers as they become readable (level-triggered
+/// epoll, one recv per event), so the client is not what the figure measures.
+struct AnswerCollector {
+    struct Pending {
+        var bytes: [UInt8] = []
+        var done = false
+        var end = 0
+    }
+
+    let readiness: Readiness
+    var pending: [Pending]
+    var completedAt: [Double]
+
+    init(fds: [Int32]) {
+        readiness = Readiness(fds: fds)
+        pending = Array(repeating: Pending(), count: fds.count)
+        completedAt = Array(repeating: 0, count: fds.count)
+    }
+
+    /// Reads until every connection has one whole response or `timeout` seconds pass.
+    mutating func collect(fds: [Int32], timeout: Double) -> Int {
+        var complete = 0
+        let readiness = self.readiness
+        readiness.read(fds, bufferSize: 1 << 20, timeout: timeout, until: { complete == fds.count }) { index, chunk in
+            guard !pending[index].done else { return }
+            // The usual case: the whole answer in one read, nothing kept.
+            let end: Int?
+            if pending[index].bytes.isEmpty, let whole = responseEnd(chunk) {
+                end = whole
+                pending[index].bytes = Array(chunk)
+            } else {
+                pending[index].bytes += chunk
+                end = pending[index].bytes.withUnsafeBytes(responseEnd)
+            }
+            if let end {
+                pending[index].done = true
+                pending[index].end = end
+                completedAt[index] = monotonicSeconds()
+                complete += 1
             }
         }
         return complete
@@ -91,18 +112,24 @@ struct AnswerCollector {
     /// The body of connection `index`'s answer (after `collect`).
     func body(_ index: Int) -> HTTPReply {
         let bytes = pending[index].bytes
-        let headEnd = bytes.withUnsafeBytes { raw in
-            (0...(max(raw.count, 4) - 4)).first { raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10 }
-        } ?? 0
+        let headEnd =
+            bytes.withUnsafeBytes { raw in
+                (0...(max(raw.count, 4) - 4)).first {
+                    raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10
+                }
+            } ?? 0
         let head = String(decoding: bytes[0..<headEnd], as: UTF8.self)
         let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return HTTPReply(status: status, head: head, body: Array(bytes[min(headEnd + 4, bytes.count)..<pending[index].end]))
+        return HTTPReply(
+            status: status, head: head, body: Array(bytes[min(headEnd + 4, bytes.count)..<pending[index].end]))
     }
 }
 
 func parked(port: Int, pid: Int, count: Int) {
     let limit = raiseFileLimit()
-    guard count + 64 <= limit else { fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)") }
+    guard count + 64 <= limit else {
+        fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)")
+    }
     let control = HTTPConnection(port: port)
     let list = createList(control, json: #"{"name":"parked bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
     let writer = HTTPConnection(port: port)
@@ -195,7 +222,7 @@ func parked(port: Int, pid: Int, count: Int) {
 /// ends without the pattern), so the client stays cheap: it shares the two
 /// cores with the listd it measures.
 struct StreamCollector {
-    let epoll: Int32
+    let readiness: Readiness
     /// Bytes of a stream whose pattern has not shown up yet (usually empty).
     var partial: [[UInt8]]
     var seenAt: [Double]
@@ -203,17 +230,10 @@ struct StreamCollector {
     var matched: [Bool]
 
     init(fds: [Int32]) {
-        epoll = epoll_create1(0)
+        readiness = Readiness(fds: fds)
         partial = Array(repeating: [], count: fds.count)
         seenAt = Array(repeating: 0, count: fds.count)
         matched = Array(repeating: false, count: fds.count)
-        for (index, fd) in fds.enumerated() {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            event.data.u64 = UInt64(index)
-            if epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0 { fail("epoll_ctl: errno \(errno)") }
-        }
     }
 
     /// Whether `needle` occurs in `haystack` (memchr for its first byte, then memcmp).
@@ -237,43 +257,26 @@ struct StreamCollector {
 
     /// Reads until every stream's bytes hold `pattern` or `timeout` passes; returns how many do.
     mutating func collect(fds: [Int32], until pattern: [UInt8], expected: [UInt8] = [], timeout: Double) -> Int {
-        let start = monotonicSeconds()
         var seen = 0
         var found = [Bool](repeating: false, count: fds.count)
         for index in partial.indices { partial[index] = [] }
-        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 1024)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
-        defer {
-            events.deallocate()
-            buffer.deallocate()
-        }
-        while seen < fds.count, monotonicSeconds() - start < timeout {
-            let count = epoll_wait(epoll, events.baseAddress, Int32(events.count), 100)
-            guard count > 0 else { continue }
-            for event in events[0..<Int(count)] {
-                let index = Int(event.data.u64)
-                let read = recv(fds[index], buffer.baseAddress, buffer.count, 0)
-                guard read > 0 else {
-                    if read == 0 { epoll_ctl(epoll, EPOLL_CTL_DEL, fds[index], nil) }
-                    continue
-                }
-                guard !found[index] else { continue }
-                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<read])
-                var hit = Self.contains(chunk, pattern)
-                var good = hit && Self.contains(chunk, expected)
-                if !hit {
-                    // The pattern may span reads: keep the bytes and look at all of them.
-                    partial[index] += chunk
-                    hit = partial[index].withUnsafeBytes { Self.contains($0, pattern) }
-                    good = hit && partial[index].withUnsafeBytes { Self.contains($0, expected) }
-                }
-                if hit {
-                    found[index] = true
-                    seenAt[index] = monotonicSeconds()
-                    matched[index] = good
-                    partial[index] = []
-                    seen += 1
-                }
+        let readiness = self.readiness
+        readiness.read(fds, bufferSize: 1 << 16, timeout: timeout, until: { seen == fds.count }) { index, chunk in
+            guard !found[index] else { return }
+            var hit = Self.contains(chunk, pattern)
+            var good = hit && Self.contains(chunk, expected)
+            if !hit {
+                // The pattern may span reads: keep the bytes and look at all of them.
+                partial[index] += chunk
+                hit = partial[index].withUnsafeBytes { Self.contains($0, pattern) }
+                good = hit && partial[index].withUnsafeBytes { Self.contains($0, expected) }
+            }
+            if hit {
+                found[index] = true
+                seenAt[index] = monotonicSeconds()
+                matched[index] = good
+                partial[index] = []
+                seen += 1
             }
         }
         return seen
@@ -282,18 +285,24 @@ struct StreamCollector {
 
 func streams(port: Int, pid: Int, count: Int) {
     let limit = raiseFileLimit()
-    guard count + 64 <= limit else { fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)") }
+    guard count + 64 <= limit else {
+        fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)")
+    }
     let control = HTTPConnection(port: port)
     let list = createList(control, json: #"{"name":"streams bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
     let writer = HTTPConnection(port: port)
     // Warm-up: one stream, one write, so the hub's paths exist.
     let warm = HTTPConnection(port: port)
-    warm.sendRaw("GET /lists/\(list.id)/events?since=\(list.version) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
+    warm.sendRaw(
+        "GET /lists/\(list.id)/events?since=\(list.version) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
     var warmCollector = StreamCollector(fds: [warm.fd])
     _ = warmCollector.collect(fds: [warm.fd], until: Array("listd event stream".utf8), timeout: 10)
     let warmWrite = writer.request(
-        "PATCH", "/lists/\(list.id)", body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"warm","model":{}}}]}"#)
-    guard warmWrite.status == 200, let since = warmWrite.json["to"] as? Int else { fail("warm-up PATCH answered \(warmWrite.status)") }
+        "PATCH", "/lists/\(list.id)",
+        body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"warm","model":{}}}]}"#)
+    guard warmWrite.status == 200, let since = warmWrite.json["to"] as? Int else {
+        fail("warm-up PATCH answered \(warmWrite.status)")
+    }
     guard warmCollector.collect(fds: [warm.fd], until: Array("event: change".utf8), timeout: 10) == 1 else {
         fail("the warm-up stream got no event")
     }
@@ -337,7 +346,9 @@ func streams(port: Int, pid: Int, count: Int) {
     let correct = collector.matched.filter { $0 }.count
     let latencies = collector.seenAt.filter { $0 > 0 }.map { ($0 - start) * 1000 }.sorted()
     let under100 = latencies.filter { $0 < 100 }.count
-    func percentile(_ p: Double) -> Double { latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    func percentile(_ p: Double) -> Double {
+        latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+    }
     let perStream = Double(rssAfter - rssBefore) * 1024 / Double(count)
     print("== streams: \(count) server-sent-event streams on one list, then one PATCH (load average: \(load))")
     print("open streams (listd_event_streams): \(Int(open)) of \(count)")
@@ -356,7 +367,9 @@ func streams(port: Int, pid: Int, count: Int) {
 /// follower on either instance has its answer (B's come through NOTIFY).
 func cluster(portA: Int, portB: Int, count: Int) {
     let limit = raiseFileLimit()
-    guard count + 64 <= limit else { fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)") }
+    guard count + 64 <= limit else {
+        fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)")
+    }
     let controlA = HTTPConnection(port: portA)
     let controlB = HTTPConnection(port: portB)
     let list = createList(controlA, json: #"{"name":"cluster bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
@@ -409,7 +422,9 @@ func cluster(portA: Int, portB: Int, count: Int) {
     let onA = stride(from: 0, to: count, by: 2).map { collector.completedAt[$0] }.max() ?? 0
     let onB = stride(from: 1, to: count, by: 2).map { collector.completedAt[$0] }.max() ?? 0
     func ms(_ seconds: Double) -> String { String(format: "%.1f", max(0, seconds) * 1000) }
-    print("== cluster: \(count) long-polls over 2 instances (\(portA), \(portB)), one PATCH on \(portA) (load average: \(load))")
+    print(
+        "== cluster: \(count) long-polls over 2 instances (\(portA), \(portB)), one PATCH on \(portA) (load average: \(load))"
+    )
     print("parked waiters (listd_parked_waiters, both): \(Int(parked)) of \(count)")
     print("answers received: \(answered - 1) of \(count), correct (200, to=\(since + 1)): \(correct)")
     print("PATCH sent -> PATCH answered: \(ms(writeAnswered - start)) ms")
@@ -473,8 +488,12 @@ func crosswake(portA: Int, portB: Int, seconds: Double) {
     }
     let elapsed = monotonicSeconds() - start
     print("== crosswake: writes on \(portA), one follower on \(portB) (load average: \(load))")
-    print("writes: \(sentTimes.count) in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.0f", Double(sentTimes.count) / min(elapsed, seconds))) /s); follower missed \(missing)")
-    print("write sent -> follower on the other instance answered: p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, max \(percentile(1))")
+    print(
+        "writes: \(sentTimes.count) in \(String(format: "%.1f", elapsed)) s (\(String(format: "%.0f", Double(sentTimes.count) / min(elapsed, seconds))) /s); follower missed \(missing)"
+    )
+    print(
+        "write sent -> follower on the other instance answered: p50 \(percentile(0.5)) ms, p99 \(percentile(0.99)) ms, max \(percentile(1))"
+    )
 }
 
 // MARK: snapshot
@@ -486,11 +505,16 @@ func snapshot(port: Int, file: String, items: Int) {
     for section in 0..<sectionCount {
         var entries: [String] = []
         for item in stride(from: section, to: items, by: sectionCount) {
-            entries.append(#"{"id":"item\#(item)","model":{"title":"Item number \#(item)","qty":\#(item % 7),"done":\#(item % 3 == 0)}}"#)
+            entries.append(
+                #"{"id":"item\#(item)","model":{"title":"Item number \#(item)","qty":\#(item % 7),"done":\#(item % 3 == 0)}}"#
+            )
         }
-        sections.append(#"{"id":"section\#(section)","model":{"title":"Section \#(section)"},"items":[\#(entries.joined(separator: ","))]}"#)
+        sections.append(
+            #"{"id":"section\#(section)","model":{"title":"Section \#(section)"},"items":[\#(entries.joined(separator: ","))]}"#
+        )
     }
-    let list = createList(connection, json: #"{"name":"snapshot bench","sections":[\#(sections.joined(separator: ","))]}"#)
+    let list = createList(
+        connection, json: #"{"name":"snapshot bench","sections":[\#(sections.joined(separator: ","))]}"#)
     let reply = connection.request("GET", "/lists/\(list.id)")
     guard reply.status == 200 else { fail("GET /lists/\(list.id) answered \(reply.status)") }
     let counted = (reply.json["sections"] as? [[String: Any]])?.reduce(0) { $0 + (($1["items"] as? [Any])?.count ?? 0) }
@@ -513,7 +537,9 @@ func behind(port: Int, writes: Int) {
     let items = (0..<itemCount).map { #"{"id":"i\#($0)","model":{"n":0}}"# }.joined(separator: ",")
     let list = createList(
         connection,
-        json: #"{"name":"behind bench","sections":[{"id":"a","model":{},"items":[\#(items)]},{"id":"b","model":{},"items":[]}]}"#)
+        json:
+            #"{"name":"behind bench","sections":[{"id":"a","model":{},"items":[\#(items)]},{"id":"b","model":{},"items":[]}]}"#
+    )
     // The version a list is created at is not one the store can rebuild
     // later (asking changes?since=<creation version> gets a reset), so the
     // client's version is the one after a first write.
@@ -568,7 +594,9 @@ func behind(port: Int, writes: Int) {
         replies.append(reply)
     }
     let load = loadAverage()
-    guard replies[0].status == 200 else { fail("GET \(path) answered \(replies[0].status): \(replies[0].text.prefix(300))") }
+    guard replies[0].status == 200 else {
+        fail("GET \(path) answered \(replies[0].status): \(replies[0].text.prefix(300))")
+    }
     let answer = replies[0].json
     let stages = (answer["stages"] as? [Any])?.count ?? -1
     print("== behind: a client \(writes) versions behind (load average: \(load))")
@@ -578,7 +606,9 @@ func behind(port: Int, writes: Int) {
         "answer: status \(replies[0].status), from \(answer["from"] ?? "?") to \(answer["to"] ?? "?"), "
             + "reset: \(answer["reset"] as? Bool ?? false), \(stages) stages, \(replies[0].body.count) bytes")
     print("GET \(path): first (computed) \(String(format: "%.2f", timings[0])) ms")
-    print("same again (shared/cached): \(String(format: "%.2f", timings[1])) ms, \(String(format: "%.2f", timings[2])) ms")
+    print(
+        "same again (shared/cached): \(String(format: "%.2f", timings[1])) ms, \(String(format: "%.2f", timings[2])) ms"
+    )
     if replies[1].body != replies[0].body { print("warning: the second answer differs from the first") }
 }
 
@@ -624,7 +654,9 @@ case "crosswake":
     guard let portA = argument(1), let portB = argument(2) else { fail(usage) }
     crosswake(portA: portA, portB: portB, seconds: arguments.count > 3 ? Double(arguments[3]) ?? 10 : 10)
 case "engine":
-    guard let port = argument(1), let pid = argument(2), let items = argument(3), arguments.count > 4 else { fail(usage) }
+    guard let port = argument(1), let pid = argument(2), let items = argument(3), arguments.count > 4 else {
+        fail(usage)
+    }
     engine(port: port, pid: pid, items: items, id: arguments[4], behindWrites: argument(5) ?? 10_000)
 case "make":
     guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
