@@ -324,8 +324,9 @@ final class EventLoopCore {
         let open = counters.open.add(1, ordering: .relaxed).newValue
         counters.accepted.add(1, ordering: .relaxed)
         let overCapacity = open > context.maxConnections
-        // Past the limit plus half the reserve, even the 503 costs too much.
-        if overCapacity, open > context.maxConnections + context.configuration.descriptorReserve / 2 {
+        // Past the limit plus a quarter of the reserve, even the 503 costs too
+        // much: the rest of the reserve stays free for the process itself.
+        if overCapacity, open > context.maxConnections + context.configuration.descriptorReserve / 4 {
             counters.rejected.add(1, ordering: .relaxed)
             counters.open.subtract(1, ordering: .relaxed)
             System.close(fd)

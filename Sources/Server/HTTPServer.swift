@@ -61,11 +61,19 @@ public final class HTTPServer: Sendable {
         try System.ignoreSIGPIPE()
 
         let loopCount = max(1, configuration.eventLoops)
-        let maxConnections: Int
-        if let configured = configuration.maxConnections {
-            maxConnections = configured
-        } else {
-            maxConnections = try Self.defaultMaxConnections(reserve: configuration.descriptorReserve)
+        // Connections never take the last descriptors, whatever was asked:
+        // a process with none free cannot open its database files, and
+        // libdispatch aborts the process when its worker-pool monitor cannot
+        // open /proc/<tid>/stat (a once-a-second check while work is queued).
+        let ceiling = try Self.descriptorCeiling(reserve: configuration.descriptorReserve)
+        let maxConnections = min(configuration.maxConnections ?? ceiling.connections, ceiling.connections)
+        if let asked = configuration.maxConnections, asked > ceiling.connections {
+            logger.warning(
+                "fewer connections than asked: the descriptor limit allows no more (raise it with ulimit -n)",
+                metadata: [
+                    "asked": "\(asked)", "maxConnections": "\(maxConnections)",
+                    "descriptorLimit": "\(ceiling.descriptors)", "reserve": "\(configuration.descriptorReserve)",
+                ])
         }
         let context = ServerContext(
             configuration: configuration, handler: handler, counters: counters, logger: logger,
@@ -202,11 +210,12 @@ public final class HTTPServer: Sendable {
     /// The server's counters now.
     public var stats: ServerStats { counters.snapshot }
 
-    /// RLIMIT_NOFILE's soft limit less `reserve` (at least 1).
-    static func defaultMaxConnections(reserve: Int) throws(SystemError) -> Int {
+    /// RLIMIT_NOFILE's soft limit, and that less `reserve` (at least 1): the
+    /// most connections the process can hold and still open what it needs.
+    static func descriptorCeiling(reserve: Int) throws(SystemError) -> (descriptors: Int, connections: Int) {
         let limit = try System.fileLimit()
         let soft = limit.rlim_cur == rlim_t.max ? 1_048_576 : Int(clamping: limit.rlim_cur)
-        return max(1, soft - reserve)
+        return (soft, max(1, soft - reserve))
     }
 }
 

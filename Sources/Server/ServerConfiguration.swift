@@ -26,10 +26,14 @@ public struct ServerConfiguration: Sendable {
     /// After a final response, how long to discard input before closing
     /// (so the client reads the response rather than a reset).
     public var lingerTimeout: Duration
-    /// Open connections allowed; over it, 503 and close. Nil: RLIMIT_NOFILE less `descriptorReserve`.
+    /// Open connections allowed; over it, 503 and close. Nil: RLIMIT_NOFILE
+    /// less `descriptorReserve`, which is also the most it can be (a larger
+    /// value is lowered to it, with a warning in the log).
     public var maxConnections: Int?
-    /// Descriptors kept free of connections when `maxConnections` is nil (for
-    /// the database, logs, and the 503 answers themselves).
+    /// Descriptors connections never take: the database's files, the loops'
+    /// own descriptors, the 503 answers over the limit (at most a quarter of
+    /// the reserve at once), and what the runtime opens (libdispatch reads
+    /// /proc and aborts the process if it cannot).
     public var descriptorReserve: Int
     /// Seconds for `Retry-After` on a 503, picked at random in this range so
     /// rejected clients do not all return at once.

@@ -7,6 +7,7 @@ import ListStore
 import Logging
 import Server
 import SchemaMigration
+import POSIXIO
 import Postgres
 import PostgresStore
 import Storage
@@ -31,6 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
         let env = EnvironmentResolver()
         let logger = try options.logging.bootstrap(env)
         let settings = try Settings(options, env)
+        Self.raiseDescriptorLimit(logger)
 
         // Listen first: a start refused for a busy port must leave nothing on disk. Until the
         // store is open (migrations can take a moment), requests are answered 503.
@@ -140,6 +142,22 @@ struct ServeCommand: AsyncParsableCommand {
     static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
     /// Stops a server that started but will not serve.
+    /// Raises the soft descriptor limit to the hard one, as servers commonly
+    /// do: connections, streams and the database all need descriptors, and
+    /// the usual soft default (1,024) is far below what one listd can serve.
+    /// The connection limit is derived from the result (``HTTPServer``).
+    static func raiseDescriptorLimit(_ logger: Logger) {
+        guard var limit = try? System.fileLimit(), limit.rlim_cur < limit.rlim_max else { return }
+        let before = limit.rlim_cur
+        limit.rlim_cur = limit.rlim_max
+        if (try? System.setFileLimit(limit)) == nil {
+            // An unlimited hard limit cannot be a soft one on Linux (fs.nr_open caps it).
+            limit.rlim_cur = min(limit.rlim_max, 1_048_576)
+            guard (try? System.setFileLimit(limit)) != nil else { return }
+        }
+        logger.info("descriptor limit raised", metadata: ["from": "\(before)", "to": "\(limit.rlim_cur)"])
+    }
+
     static func stop(_ server: HTTPServer) {
         server.shutdown(drainTimeout: .zero)
         server.waitUntilStopped()

@@ -28,7 +28,7 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Event-loop threads (env: LISTD_EVENT_LOOPS; default: the number of cores).")
     var eventLoops: Int?
 
-    @Option(help: "Most open connections; over it listd answers 503 (env: LISTD_MAX_CONNECTIONS; default: the file-descriptor limit less a reserve).")
+    @Option(help: "Most open connections; over it listd answers 503. At most the file-descriptor limit less 64 (env: LISTD_MAX_CONNECTIONS; default: that).")
     var maxConnections: Int?
 
     @Option(help: "Largest request body in bytes (env: LISTD_MAX_BODY_BYTES; default: 33554432).")
