@@ -91,6 +91,11 @@ enum ItemFate: UInt8 {
 struct Plan {
     @usableFromInline var stages: [IndexStage] = []
 
+    /// Plans the stages in named phases; each returns a small value that the
+    /// later ones read. Throughout, `oldSection` and `newSection` are section
+    /// indices in the old and new states, `oldItem` and `newItem` global item
+    /// numbers in them (see ``Matching``).
+    ///
     /// - Parameters:
     ///   - mustMoveSection: per new section, whether it must be reported moved
     ///     when it survives (it is left out of the longest increasing subsequence).
@@ -98,300 +103,453 @@ struct Plan {
     ///   The condensed diff uses them for elements that changed place relative to
     ///   untouched runs, so that the runs are always the ones kept.
     @usableFromInline
-    init(_ m: Matching, mustMoveSection: [Bool]? = nil, mustMoveItem: [Bool]? = nil) {
-        let oldSectionCount = m.oldSectionMatch.count
-        let newSectionCount = m.newSectionMatch.count
-        let newTotal = m.newMatch.count
-
-        // Sections kept in place: the longest increasing run of old indices in new
-        // order. Two neighbours continue a block when only deleted sections lie
-        // between them in the old order.
+    init(_ matching: Matching, mustMoveSection: [Bool]? = nil, mustMoveItem: [Bool]? = nil) {
+        // What stays and what moves.
         var lis = LongestIncreasingSubsequence()
+        let sectionKept = Self.sectionsKeptInPlace(matching, mustMove: mustMoveSection, lis: &lis)
+        let fates = Self.itemFates(matching, mustMove: mustMoveItem, lis: &lis)
+        // Where everything is between stage 1 and the stages after it.
+        let lingering = Self.lingeringSections(matching)
+        let route = Self.routeFromDeletedToInserted(matching, fates)
+        let sectionLayout = Self.sectionLayoutAfterStage1(matching, sectionKept: sectionKept, lingering: lingering)
+        let itemLayout = Self.itemLayoutAfterStage1(matching, fates, lingering: lingering, route: route)
+        // The operations, each in its stage.
+        var draft = Draft(matching, route: route, sections: sectionLayout)
+        draft.addSectionDeletes(lingering)
+        draft.addSectionInsertsMovesAndUpdates(sectionKept)
+        draft.addItemDeletes()
+        draft.addItemInsertsMovesAndUpdates(fates, itemLayout)
+        stages = Self.split(draft)
+    }
+
+    // MARK: - What stays and what moves
+
+    /// Sections kept in place: the longest increasing run of old sections in new
+    /// order (per new section; false for inserted ones and those that must move).
+    ///
+    /// Two neighbours continue a block when only deleted sections lie between
+    /// them in the old order.
+    private static func sectionsKeptInPlace(
+        _ matching: Matching, mustMove: [Bool]?, lis: inout LongestIncreasingSubsequence
+    ) -> [Bool] {
+        let newSectionCount = matching.newSectionMatch.count
         var sectionKept = [Bool](repeating: false, count: newSectionCount)
-        var previousSection: Int32 = -1
-        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 && mustMoveSection?[t] != true {
-            let s = m.newSectionMatch[t]
-            var continues = previousSection >= 0 && s > previousSection
+        var previousOldSection: Int32 = -1
+        for newSection in 0..<newSectionCount
+        where matching.newSectionMatch[newSection] >= 0 && mustMove?[newSection] != true {
+            let oldSection = matching.newSectionMatch[newSection]
+            var continues = previousOldSection >= 0 && oldSection > previousOldSection
             if continues {
-                for between in (Int(previousSection) + 1)..<Int(s) where m.oldSectionMatch[between] >= 0 {
+                for between in (Int(previousOldSection) + 1)..<Int(oldSection)
+                where matching.oldSectionMatch[between] >= 0 {
                     continues = false
                     break
                 }
             }
-            lis.append(s, continuesBlock: continues)
-            previousSection = s
+            lis.append(oldSection, continuesBlock: continues)
+            previousOldSection = oldSection
         }
         _ = lis.run()
         var cursor = (block: -1, left: Int32(0))
-        for t in 0..<newSectionCount where m.newSectionMatch[t] >= 0 && mustMoveSection?[t] != true {
-            sectionKept[t] = lis.isNextKept(&cursor)
+        for newSection in 0..<newSectionCount
+        where matching.newSectionMatch[newSection] >= 0 && mustMove?[newSection] != true {
+            sectionKept[newSection] = lis.isNextKept(&cursor)
         }
+        return sectionKept
+    }
 
-        // Fate of every new item; the subsequence is taken per section, over the
-        // items that stay in it ("candidates"). Two candidates continue a block
-        // when every old item between them left the section or was deleted; the
-        // scan that checks it stops at the first candidate, and the old items it
-        // passes are each passed once (by the pair starting at the candidate that
-        // precedes them), so all scans together are linear.
-        var fate = [ItemFate](repeating: .inserted, count: newTotal)
-        var hasMovedIntoInserted = false
-        for t in 0..<newSectionCount {
-            let oldSection = m.newSectionMatch[t]
-            let range = m.newStart[t]..<m.newStart[t + 1]
+    /// What happens to each new item, and whether any moves into an inserted section.
+    private struct ItemFates {
+        /// New item → its fate.
+        var fate: [ItemFate]
+        var hasMovedIntoInserted: Bool
+    }
+
+    /// The fate of every new item: inserted, kept, or moved (within its section,
+    /// across sections, or into an inserted section).
+    ///
+    /// The longest increasing subsequence is taken per section, over the items
+    /// that stay in it ("candidates"). Two candidates continue a block when every
+    /// old item between them left the section or was deleted; the scan that checks
+    /// it stops at the first candidate, and the old items it passes are each passed
+    /// once (by the pair starting at the candidate that precedes them), so all
+    /// scans together are linear.
+    private static func itemFates(
+        _ matching: Matching, mustMove: [Bool]?, lis: inout LongestIncreasingSubsequence
+    ) -> ItemFates {
+        var fates = ItemFates(
+            fate: [ItemFate](repeating: .inserted, count: matching.newMatch.count), hasMovedIntoInserted: false)
+        for newSection in 0..<matching.newSectionMatch.count {
+            let oldSection = matching.newSectionMatch[newSection]
+            let newItems = matching.newStart[newSection]..<matching.newStart[newSection + 1]
             if oldSection < 0 {
-                for h in range where m.newMatch[h] >= 0 {
-                    fate[h] = .movedIntoInserted
-                    hasMovedIntoInserted = true
+                for newItem in newItems where matching.newMatch[newItem] >= 0 {
+                    fates.fate[newItem] = .movedIntoInserted
+                    fates.hasMovedIntoInserted = true
                 }
                 continue
             }
             lis.reset()
-            var previous: Int32 = -1
-            for h in range {
-                let g = m.newMatch[h]
-                if g < 0 { continue }
-                if m.oldSectionOf[Int(g)] == oldSection && mustMoveItem?[h] == true {
-                    fate[h] = .movedWithin
-                } else if m.oldSectionOf[Int(g)] == oldSection {
-                    var continues = previous >= 0 && g > previous
+            var previousOldItem: Int32 = -1
+            for newItem in newItems {
+                let oldItem = matching.newMatch[newItem]
+                if oldItem < 0 { continue }
+                if matching.oldSectionOf[Int(oldItem)] == oldSection && mustMove?[newItem] == true {
+                    fates.fate[newItem] = .movedWithin
+                } else if matching.oldSectionOf[Int(oldItem)] == oldSection {
+                    var continues = previousOldItem >= 0 && oldItem > previousOldItem
                     if continues {
-                        for between in (Int(previous) + 1)..<Int(g) {
-                            let later = Int(m.oldMatch[between])
-                            if later >= 0 && m.newSectionOf[later] == Int32(t) {
+                        for between in (Int(previousOldItem) + 1)..<Int(oldItem) {
+                            let later = Int(matching.oldMatch[between])
+                            if later >= 0 && matching.newSectionOf[later] == Int32(newSection) {
                                 continues = false
                                 break
                             }
                         }
                     }
-                    lis.append(g, continuesBlock: continues)
-                    previous = g
-                    fate[h] = .kept
+                    lis.append(oldItem, continuesBlock: continues)
+                    previousOldItem = oldItem
+                    fates.fate[newItem] = .kept
                 } else {
-                    fate[h] = .movedAcross
+                    fates.fate[newItem] = .movedAcross
                 }
             }
             _ = lis.run()
             var cursor = (block: -1, left: Int32(0))
-            for h in range where fate[h] == .kept {
-                if !lis.isNextKept(&cursor) { fate[h] = .movedWithin }
+            for newItem in newItems where fates.fate[newItem] == .kept {
+                if !lis.isNextKept(&cursor) { fates.fate[newItem] = .movedWithin }
             }
         }
+        return fates
+    }
 
-        // Deleted sections that items must leave first ("lingering"), and the layout.
-        var lingering = [Bool](repeating: false, count: oldSectionCount)
-        var hasLingering = false
-        for s in 0..<oldSectionCount where m.oldSectionMatch[s] < 0 {
-            for g in m.oldStart[s]..<m.oldStart[s + 1] where m.oldMatch[g] >= 0 {
-                lingering[s] = true
-                hasLingering = true
+    // MARK: - Where everything is after stage 1
+
+    /// Deleted sections that items must leave first ("lingering"): they are
+    /// deleted in a later stage than stage 1.
+    private struct LingeringSections {
+        /// Old section → whether it lingers.
+        var isLingering: [Bool]
+        var any: Bool
+    }
+
+    /// The deleted sections that hold an item that survives.
+    private static func lingeringSections(_ matching: Matching) -> LingeringSections {
+        let oldSectionCount = matching.oldSectionMatch.count
+        var lingering = LingeringSections(isLingering: [Bool](repeating: false, count: oldSectionCount), any: false)
+        for oldSection in 0..<oldSectionCount where matching.oldSectionMatch[oldSection] < 0 {
+            for oldItem in matching.oldStart[oldSection]..<matching.oldStart[oldSection + 1]
+            where matching.oldMatch[oldItem] >= 0 {
+                lingering.isLingering[oldSection] = true
+                lingering.any = true
                 break
             }
         }
-        var parkingSection = -1  // new index of the surviving section that parks items
+        return lingering
+    }
+
+    /// How items that go from a deleted section to an inserted one get there.
+    private struct Route {
+        /// New index of the surviving section that parks them in stage 1, or -1.
+        var parkingSection = -1
+        /// Whether they wait in their deleted sections instead, which then are
+        /// deleted in a third stage.
         var threeStages = false
-        if hasMovedIntoInserted {
-            var fromDeleted = false
-            var fromDeletedChanged = false
-            for h in 0..<newTotal where fate[h] == .movedIntoInserted {
-                let g = Int(m.newMatch[h])
-                if m.oldSectionMatch[Int(m.oldSectionOf[g])] < 0 {
-                    fromDeleted = true
-                    if m.itemChanged[h] { fromDeletedChanged = true }
-                }
-            }
-            if fromDeleted {
-                // A section that is not updated, so parking does not push its update to a later stage.
-                let surviving = m.newSectionMatch.indices.filter { m.newSectionMatch[$0] >= 0 }
-                parkingSection = surviving.first { !m.sectionChanged[$0] } ?? surviving.first ?? -1
-                if parkingSection < 0 || fromDeletedChanged {
-                    threeStages = true
-                    parkingSection = -1
-                }
+    }
+
+    /// Parks items from deleted to inserted sections in a surviving section when
+    /// one exists and none of them is updated; otherwise they need three stages
+    /// (see the proof above).
+    private static func routeFromDeletedToInserted(_ matching: Matching, _ fates: ItemFates) -> Route {
+        var route = Route()
+        guard fates.hasMovedIntoInserted else { return route }
+        var fromDeleted = false
+        var fromDeletedChanged = false
+        for newItem in 0..<matching.newMatch.count where fates.fate[newItem] == .movedIntoInserted {
+            let oldItem = Int(matching.newMatch[newItem])
+            if matching.oldSectionMatch[Int(matching.oldSectionOf[oldItem])] < 0 {
+                fromDeleted = true
+                if matching.itemChanged[newItem] { fromDeletedChanged = true }
             }
         }
-
-        // Section order after stage 1: the new order, with each lingering section
-        // right after the last section kept in place that precedes it in the old order.
-        var sectionAfterStage1 = Array(0..<newSectionCount)
-        var lingeringAfterStage1 = [Int](repeating: -1, count: oldSectionCount)
-        if hasLingering {
-            var attached: [(anchor: Int, oldSection: Int)] = []
-            var anchor = -1
-            for s in 0..<oldSectionCount {
-                let t = Int(m.oldSectionMatch[s])
-                if t >= 0 {
-                    if sectionKept[t] { anchor = t }
-                } else if lingering[s] {
-                    attached.append((anchor, s))
-                }
+        if fromDeleted {
+            // A section that is not updated, so parking does not push its update to a later stage.
+            let surviving = matching.newSectionMatch.indices.filter { matching.newSectionMatch[$0] >= 0 }
+            route.parkingSection = surviving.first { !matching.sectionChanged[$0] } ?? surviving.first ?? -1
+            if route.parkingSection < 0 || fromDeletedChanged {
+                route.threeStages = true
+                route.parkingSection = -1
             }
-            var position = 0
-            var next = 0
-            while next < attached.count && attached[next].anchor < 0 {
-                lingeringAfterStage1[attached[next].oldSection] = position
+        }
+        return route
+    }
+
+    /// Section positions after stage 1.
+    private struct SectionLayout {
+        /// New section → its position after stage 1.
+        var newSectionAfterStage1: [Int]
+        /// Old section → its position after stage 1, for lingering sections (else -1).
+        var lingeringAfterStage1: [Int]
+    }
+
+    /// Section order after stage 1: the new order, with each lingering section
+    /// right after the last section kept in place that precedes it in the old order.
+    private static func sectionLayoutAfterStage1(
+        _ matching: Matching, sectionKept: [Bool], lingering: LingeringSections
+    ) -> SectionLayout {
+        let oldSectionCount = matching.oldSectionMatch.count
+        let newSectionCount = matching.newSectionMatch.count
+        var layout = SectionLayout(
+            newSectionAfterStage1: Array(0..<newSectionCount),
+            lingeringAfterStage1: [Int](repeating: -1, count: oldSectionCount))
+        guard lingering.any else { return layout }
+        var attached: [(anchor: Int, oldSection: Int)] = []
+        var anchor = -1
+        for oldSection in 0..<oldSectionCount {
+            let newSection = Int(matching.oldSectionMatch[oldSection])
+            if newSection >= 0 {
+                if sectionKept[newSection] { anchor = newSection }
+            } else if lingering.isLingering[oldSection] {
+                attached.append((anchor, oldSection))
+            }
+        }
+        var position = 0
+        var next = 0
+        while next < attached.count && attached[next].anchor < 0 {
+            layout.lingeringAfterStage1[attached[next].oldSection] = position
+            position += 1
+            next += 1
+        }
+        for newSection in 0..<newSectionCount {
+            layout.newSectionAfterStage1[newSection] = position
+            position += 1
+            while next < attached.count && attached[next].anchor == newSection {
+                layout.lingeringAfterStage1[attached[next].oldSection] = position
                 position += 1
                 next += 1
             }
-            for t in 0..<newSectionCount {
-                sectionAfterStage1[t] = position
-                position += 1
-                while next < attached.count && attached[next].anchor == t {
-                    lingeringAfterStage1[attached[next].oldSection] = position
-                    position += 1
-                    next += 1
-                }
-            }
         }
+        return layout
+    }
 
-        // Items after stage 1: waiting items (bound for inserted sections, not moved
-        // yet) stay right after the last kept item preceding them; parked items go
-        // at the end of the parking section.
-        var positionAfterStage1: [Int32] = []  // new item → index in its section after stage 1
-        var waitingPosition: [Int32: Int32] = [:]  // old item → index after stage 1
+    /// Item positions after stage 1; empty unless an item moves into an inserted section.
+    private struct ItemLayout {
+        /// New item → its index in its section after stage 1.
+        var positionAfterStage1: [Int32] = []
+        /// Old item → its index after stage 1, for items that move into an
+        /// inserted section after stage 1 (waiting or parked).
+        var waitingPosition: [Int32: Int32] = [:]
+    }
+
+    /// Items after stage 1: waiting items (bound for inserted sections, not moved
+    /// yet) stay right after the last kept item preceding them; parked items go
+    /// at the end of the parking section.
+    private static func itemLayoutAfterStage1(
+        _ matching: Matching, _ fates: ItemFates, lingering: LingeringSections, route: Route
+    ) -> ItemLayout {
+        var layout = ItemLayout()
+        guard fates.hasMovedIntoInserted else { return layout }
+        let oldSectionCount = matching.oldSectionMatch.count
+        let newTotal = matching.newMatch.count
+        let fate = fates.fate
+        var hasWaiting = [Bool](repeating: false, count: oldSectionCount)
         var parked: [Int32] = []  // old items parked, in new order
-        if hasMovedIntoInserted {
-            var hasWaiting = [Bool](repeating: false, count: oldSectionCount)
-            for h in 0..<newTotal where fate[h] == .movedIntoInserted {
-                let g = m.newMatch[h]
-                let s = Int(m.oldSectionOf[Int(g)])
-                if m.oldSectionMatch[s] >= 0 {
-                    hasWaiting[s] = true
-                } else if parkingSection >= 0 {
-                    parked.append(g)
-                }
+        for newItem in 0..<newTotal where fate[newItem] == .movedIntoInserted {
+            let oldItem = matching.newMatch[newItem]
+            let oldSection = Int(matching.oldSectionOf[Int(oldItem)])
+            if matching.oldSectionMatch[oldSection] >= 0 {
+                hasWaiting[oldSection] = true
+            } else if route.parkingSection >= 0 {
+                parked.append(oldItem)
             }
-            positionAfterStage1 = [Int32](repeating: 0, count: newTotal)
-            for t in 0..<newSectionCount {
-                let range = m.newStart[t]..<m.newStart[t + 1]
-                let oldSection = Int(m.newSectionMatch[t])
-                var attached: [(anchor: Int, item: Int32)] = []
-                if oldSection >= 0 && hasWaiting[oldSection] {
-                    var anchor = -1
-                    for g in m.oldStart[oldSection]..<m.oldStart[oldSection + 1] {
-                        let h = Int(m.oldMatch[g])
-                        if h < 0 { continue }
-                        if fate[h] == .kept {
-                            anchor = h - range.lowerBound
-                        } else if fate[h] == .movedIntoInserted {
-                            attached.append((anchor, Int32(g)))
-                        }
+        }
+        layout.positionAfterStage1 = [Int32](repeating: 0, count: newTotal)
+        for newSection in 0..<matching.newSectionMatch.count {
+            let newItems = matching.newStart[newSection]..<matching.newStart[newSection + 1]
+            let oldSection = Int(matching.newSectionMatch[newSection])
+            var attached: [(anchor: Int, oldItem: Int32)] = []
+            if oldSection >= 0 && hasWaiting[oldSection] {
+                var anchor = -1
+                for oldItem in matching.oldStart[oldSection]..<matching.oldStart[oldSection + 1] {
+                    let newItem = Int(matching.oldMatch[oldItem])
+                    if newItem < 0 { continue }
+                    if fate[newItem] == .kept {
+                        anchor = newItem - newItems.lowerBound
+                    } else if fate[newItem] == .movedIntoInserted {
+                        attached.append((anchor, Int32(oldItem)))
                     }
                 }
-                var position: Int32 = 0
-                var next = 0
-                while next < attached.count && attached[next].anchor < 0 {
-                    waitingPosition[attached[next].item] = position
+            }
+            var position: Int32 = 0
+            var next = 0
+            while next < attached.count && attached[next].anchor < 0 {
+                layout.waitingPosition[attached[next].oldItem] = position
+                position += 1
+                next += 1
+            }
+            for newItem in newItems {
+                layout.positionAfterStage1[newItem] = position
+                position += 1
+                while next < attached.count && attached[next].anchor == newItem - newItems.lowerBound {
+                    layout.waitingPosition[attached[next].oldItem] = position
                     position += 1
                     next += 1
                 }
-                for h in range {
-                    positionAfterStage1[h] = position
+            }
+            if newSection == route.parkingSection {
+                for oldItem in parked {
+                    layout.waitingPosition[oldItem] = position
                     position += 1
-                    while next < attached.count && attached[next].anchor == h - range.lowerBound {
-                        waitingPosition[attached[next].item] = position
-                        position += 1
-                        next += 1
-                    }
-                }
-                if t == parkingSection {
-                    for g in parked {
-                        waitingPosition[g] = position
-                        position += 1
-                    }
-                }
-            }
-            if threeStages {
-                // Items waiting in lingering sections: their index after stage 1.
-                for s in 0..<oldSectionCount where lingering[s] {
-                    var position: Int32 = 0
-                    for g in m.oldStart[s]..<m.oldStart[s + 1] {
-                        let h = Int(m.oldMatch[g])
-                        if h >= 0 && fate[h] == .movedAcross { continue }
-                        if h >= 0 { waitingPosition[Int32(g)] = position }
-                        position += 1
-                    }
                 }
             }
         }
-
-        @inline(__always) func oldPath(_ g: Int) -> ElementPath {
-            let s = Int(m.oldSectionOf[g])
-            return ElementPath(element: g - m.oldStart[s], section: s)
+        if route.threeStages {
+            // Items waiting in lingering sections: their index after stage 1.
+            for oldSection in 0..<oldSectionCount where lingering.isLingering[oldSection] {
+                var position: Int32 = 0
+                for oldItem in matching.oldStart[oldSection]..<matching.oldStart[oldSection + 1] {
+                    let newItem = Int(matching.oldMatch[oldItem])
+                    if newItem >= 0 && fate[newItem] == .movedAcross { continue }
+                    if newItem >= 0 { layout.waitingPosition[Int32(oldItem)] = position }
+                    position += 1
+                }
+            }
         }
+        return layout
+    }
 
+    // MARK: - The operations, each in its stage
+
+    /// The three stages being filled; ``Plan/split(_:)`` drops the empty ones.
+    private struct Draft {
+        let matching: Matching
+        let route: Route
+        let sections: SectionLayout
         var first = IndexStage()
         var second = IndexStage()
         var third = IndexStage()
 
-        for s in 0..<oldSectionCount where m.oldSectionMatch[s] < 0 {
-            if !lingering[s] {
-                first.sectionDeleted.append(s)
-            } else if threeStages {
-                third.sectionDeleted.append(lingeringAfterStage1[s])
-            } else {
-                second.sectionDeleted.append(lingeringAfterStage1[s])
-            }
+        init(_ matching: Matching, route: Route, sections: SectionLayout) {
+            self.matching = matching
+            self.route = route
+            self.sections = sections
         }
-        for t in 0..<newSectionCount {
-            let s = Int(m.newSectionMatch[t])
-            if s < 0 {
-                first.sectionInserted.append((sectionAfterStage1[t], Int32(t)))
-            } else if !sectionKept[t] {
-                first.sectionMoved.append(SectionMove(from: s, to: sectionAfterStage1[t]))
-                if m.sectionChanged[t] { second.sectionUpdated.append((sectionAfterStage1[t], Int32(t))) }
-            } else if m.sectionChanged[t] {
-                first.sectionUpdated.append((s, Int32(t)))
-            }
+
+        /// An old item's path in the old state.
+        @inline(__always)
+        func oldPath(_ oldItem: Int) -> ElementPath {
+            let oldSection = Int(matching.oldSectionOf[oldItem])
+            return ElementPath(element: oldItem - matching.oldStart[oldSection], section: oldSection)
         }
-        for s in 0..<oldSectionCount where m.oldSectionMatch[s] >= 0 {
-            let base = m.oldStart[s]
-            for g in base..<m.oldStart[s + 1] where m.oldMatch[g] < 0 {
-                first.itemDeleted.append(ElementPath(element: g - base, section: s))
-            }
-        }
-        let hasPositions = !positionAfterStage1.isEmpty
-        for t in 0..<newSectionCount {
-            let base = m.newStart[t]
-            let sectionNow = sectionAfterStage1[t]
-            let surviving = m.newSectionMatch[t] >= 0
-            for h in base..<m.newStart[t + 1] {
-                let at = ElementPath(
-                    element: hasPositions ? Int(positionAfterStage1[h]) : h - base, section: sectionNow)
-                let changed = m.itemChanged[h]
-                switch fate[h] {
-                case .inserted:
-                    if surviving { first.itemInserted.append((at, Int32(h))) }
-                case .kept:
-                    if changed { first.itemUpdated.append((oldPath(Int(m.newMatch[h])), Int32(h))) }
-                case .movedWithin, .movedAcross:
-                    first.itemMoved.append(ItemMove(from: oldPath(Int(m.newMatch[h])), to: at))
-                    if changed { second.itemUpdated.append((at, Int32(h))) }
-                case .movedIntoInserted:
-                    let g = m.newMatch[h]
-                    let s = Int(m.oldSectionOf[Int(g)])
-                    let waiting = Int(waitingPosition[g] ?? 0)
-                    let source: ElementPath
-                    if m.oldSectionMatch[s] >= 0 {
-                        source = ElementPath(element: waiting, section: sectionAfterStage1[Int(m.oldSectionMatch[s])])
-                        if changed { first.itemUpdated.append((oldPath(Int(g)), Int32(h))) }
-                    } else if parkingSection >= 0 {
-                        source = ElementPath(element: waiting, section: sectionAfterStage1[parkingSection])
-                        first.itemMoved.append(ItemMove(from: oldPath(Int(g)), to: source))
-                    } else {
-                        source = ElementPath(element: waiting, section: lingeringAfterStage1[s])
-                        if changed { first.itemUpdated.append((oldPath(Int(g)), Int32(h))) }
-                    }
-                    let target = ElementPath(element: h - base, section: threeStages ? sectionNow : t)
-                    second.itemMoved.append(ItemMove(from: source, to: target))
+
+        /// Section deletes: in stage 1, except lingering sections, which go in
+        /// the stage after the items leave them (at their position after stage 1).
+        mutating func addSectionDeletes(_ lingering: LingeringSections) {
+            for oldSection in 0..<matching.oldSectionMatch.count where matching.oldSectionMatch[oldSection] < 0 {
+                if !lingering.isLingering[oldSection] {
+                    first.sectionDeleted.append(oldSection)
+                } else if route.threeStages {
+                    third.sectionDeleted.append(sections.lingeringAfterStage1[oldSection])
+                } else {
+                    second.sectionDeleted.append(sections.lingeringAfterStage1[oldSection])
                 }
             }
         }
-        var planned = [first, second, third].filter { !$0.isEmpty }
+
+        /// Section inserts and moves in stage 1; updates in stage 1, or in stage 2
+        /// (at the new position) for a section that moves.
+        mutating func addSectionInsertsMovesAndUpdates(_ sectionKept: [Bool]) {
+            for newSection in 0..<matching.newSectionMatch.count {
+                let oldSection = Int(matching.newSectionMatch[newSection])
+                let after = sections.newSectionAfterStage1[newSection]
+                if oldSection < 0 {
+                    first.sectionInserted.append((after, Int32(newSection)))
+                } else if !sectionKept[newSection] {
+                    first.sectionMoved.append(SectionMove(from: oldSection, to: after))
+                    if matching.sectionChanged[newSection] { second.sectionUpdated.append((after, Int32(newSection))) }
+                } else if matching.sectionChanged[newSection] {
+                    first.sectionUpdated.append((oldSection, Int32(newSection)))
+                }
+            }
+        }
+
+        /// Item deletes, all in stage 1: the unmatched items of surviving sections
+        /// (a deleted section takes its deleted items with it).
+        mutating func addItemDeletes() {
+            for oldSection in 0..<matching.oldSectionMatch.count where matching.oldSectionMatch[oldSection] >= 0 {
+                let base = matching.oldStart[oldSection]
+                for oldItem in base..<matching.oldStart[oldSection + 1] where matching.oldMatch[oldItem] < 0 {
+                    first.itemDeleted.append(ElementPath(element: oldItem - base, section: oldSection))
+                }
+            }
+        }
+
+        /// Item inserts, moves and updates, by fate, in one pass over the new items:
+        /// inserts into surviving sections and moves in stage 1 (an inserted section
+        /// carries its new items); updates in stage 1 for an item that does not move
+        /// then, else in stage 2 at its new position; moves into inserted sections
+        /// in stage 2, from where the item waits or is parked after stage 1.
+        mutating func addItemInsertsMovesAndUpdates(_ fates: ItemFates, _ items: ItemLayout) {
+            let hasPositions = !items.positionAfterStage1.isEmpty
+            for newSection in 0..<matching.newSectionMatch.count {
+                let base = matching.newStart[newSection]
+                let sectionNow = sections.newSectionAfterStage1[newSection]
+                let surviving = matching.newSectionMatch[newSection] >= 0
+                for newItem in base..<matching.newStart[newSection + 1] {
+                    let at = ElementPath(
+                        element: hasPositions ? Int(items.positionAfterStage1[newItem]) : newItem - base,
+                        section: sectionNow)
+                    let changed = matching.itemChanged[newItem]
+                    switch fates.fate[newItem] {
+                    case .inserted:
+                        if surviving { first.itemInserted.append((at, Int32(newItem))) }
+                    case .kept:
+                        if changed {
+                            first.itemUpdated.append((oldPath(Int(matching.newMatch[newItem])), Int32(newItem)))
+                        }
+                    case .movedWithin, .movedAcross:
+                        first.itemMoved.append(ItemMove(from: oldPath(Int(matching.newMatch[newItem])), to: at))
+                        if changed { second.itemUpdated.append((at, Int32(newItem))) }
+                    case .movedIntoInserted:
+                        let oldItem = matching.newMatch[newItem]
+                        let oldSection = Int(matching.oldSectionOf[Int(oldItem)])
+                        let waiting = Int(items.waitingPosition[oldItem] ?? 0)
+                        let source: ElementPath
+                        if matching.oldSectionMatch[oldSection] >= 0 {
+                            // Waits in its surviving section.
+                            let sectionAfter = sections.newSectionAfterStage1[Int(matching.oldSectionMatch[oldSection])]
+                            source = ElementPath(element: waiting, section: sectionAfter)
+                            if changed { first.itemUpdated.append((oldPath(Int(oldItem)), Int32(newItem))) }
+                        } else if route.parkingSection >= 0 {
+                            // Leaves its deleted section for the parking section in stage 1.
+                            let sectionAfter = sections.newSectionAfterStage1[route.parkingSection]
+                            source = ElementPath(element: waiting, section: sectionAfter)
+                            first.itemMoved.append(ItemMove(from: oldPath(Int(oldItem)), to: source))
+                        } else {
+                            // Waits in its lingering section.
+                            source = ElementPath(element: waiting, section: sections.lingeringAfterStage1[oldSection])
+                            if changed { first.itemUpdated.append((oldPath(Int(oldItem)), Int32(newItem))) }
+                        }
+                        let target = ElementPath(
+                            element: newItem - base, section: route.threeStages ? sectionNow : newSection)
+                        second.itemMoved.append(ItemMove(from: source, to: target))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stage split: the non-empty stages in order, with section updates moved
+    /// away from item changes in their section, each sorted by position.
+    private static func split(_ draft: Draft) -> [IndexStage] {
+        var planned = [draft.first, draft.second, draft.third].filter { !$0.isEmpty }
         Self.isolateSectionUpdates(&planned)
+        var stages: [IndexStage] = []
         for var stage in planned {
             stage.sort()
             stages.append(stage)
         }
+        return stages
     }
 
     /// Moves every section update that shares its stage with an item operation
