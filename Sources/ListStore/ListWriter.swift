@@ -48,10 +48,11 @@ package final class ListWriter {
 
     // MARK: Whole-list writes
 
-    package func createList(id: Identifier?, name: String, sections: [NewSection], now: Int64) throws(StoreError)
-        -> (ListSnapshot, [Commit])
-    {
+    package func createList(
+        id: Identifier?, name: String, sections: [NewSection], indexes: [[String]] = [], now: Int64
+    ) throws(StoreError) -> (ListSnapshot, [Commit]) {
         try checkName(name)
+        let indexes = try checkIndexPaths(indexes)
         let sections = try prepareBody(sections)
         let listID = id ?? Identifier.generate()
         if try db.first("SELECT 1 FROM lists WHERE id = ?", listID.sql, read: { _ in true }) != nil {
@@ -65,6 +66,8 @@ package final class ListWriter {
             VALUES (?, ?, ?, 1, 1, 1, ?, ?)
             """, listID.sql, name.sql, epoch.sql, now.sql, now.sql)
         try db.run("INSERT INTO versions (list_id, version, committed_at) VALUES (?, 1, ?)", listID.sql, now.sql)
+        // Declared before the items go in: the triggers index each as it is written.
+        for path in indexes { _ = try declareIndex(path, on: listID) }
         let sectionKeys = keys.spread(count: sections.count)
         for (section, key) in zip(sections, sectionKeys) {
             try db.run(
@@ -110,11 +113,17 @@ package final class ListWriter {
     }
 
     package func replace(
-        _ list: Identifier, name: String?, sections newSections: [NewSection], expectedVersion: Int64?, now: Int64
+        _ list: Identifier, name: String?, sections newSections: [NewSection], indexes: [[String]] = [],
+        expectedVersion: Int64?, now: Int64
     ) throws(StoreError) -> (WriteResult, [Commit]) {
         if let name { try checkName(name) }
+        let indexes = try checkIndexPaths(indexes)
         let body = try prepareBody(newSections)
         var target = try load(list, expectedVersion: expectedVersion)
+        // Declared first, with the items as they are: the writes below keep them.
+        var declared = false
+        for path in indexes { declared = try declareIndex(path, on: list) || declared }
+        if declared { try reindexItems(of: list, progress: { _, _ in }) }
 
         if let name {
             let oldName = try db.first("SELECT name FROM lists WHERE id = ?", list.sql) { $0.text(0) } ?? name
@@ -598,6 +607,8 @@ package final class ListWriter {
             "SELECT max(generation) FROM renumberings WHERE list_id = ? AND version <= ?", list.sql, upTo.sql,
             read: { $0.optionalInt64(0) }) ?? nil
         {
+            try db.run(
+                "DELETE FROM renumbered_keys WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
             try db.run(
                 "DELETE FROM renumberings WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
             try db.run("UPDATE lists SET renumber_floor = ? WHERE id = ?", generation.sql, list.sql)
