@@ -40,15 +40,18 @@ import Testing
         try await withStore(kind, Self.configuration) { store in
             let list = id("l")
             _ = try await store.createList(
-                id: list, name: "", sections: [Self.section("a", 0..<2), Self.section("b", 0..<4), Self.section("c", 0..<2)])
+                id: list, name: "",
+                sections: [Self.section("a", 0..<2), Self.section("b", 0..<4), Self.section("c", 0..<2)])
             let first = try await store.items(of: list, query: ItemQuery(limit: 4))
             #expect(Self.ids(first) == ["ai0", "ai1", "bi0", "bi1"])
             // Sections between a and b until the sections are renumbered, and
             // items between bi0 and bi1 until b's items are too.
             for n in 0..<3 {
-                _ = try await store.apply([.insertSection(NewSection(id: id("s\(n)")), at: 1)], to: list, expectedVersion: nil)
                 _ = try await store.apply(
-                    [.insertItem(section: id("b"), item: NewItem(id: id("x\(n)")), at: 1)], to: list, expectedVersion: nil)
+                    [.insertSection(NewSection(id: id("s\(n)")), at: 1)], to: list, expectedVersion: nil)
+                _ = try await store.apply(
+                    [.insertItem(section: id("b"), item: NewItem(id: id("x\(n)")), at: 1)], to: list,
+                    expectedVersion: nil)
             }
             let second = try await store.items(of: list, query: ItemQuery(limit: 10, after: first.nextCursor))
             #expect(Self.ids(second) == ["bi2", "bi3", "ci0", "ci1"])
@@ -57,10 +60,12 @@ import Testing
             // before it), not after that key in the new numbering.
             let third = try await store.items(of: list, query: ItemQuery(limit: 1, after: first.nextCursor))
             #expect(Self.ids(third) == ["bi2"])
-            _ = try await store.apply([.moveItem(id: id("bi2"), section: id("c"), to: 0)], to: list, expectedVersion: nil)
+            _ = try await store.apply(
+                [.moveItem(id: id("bi2"), section: id("c"), to: 0)], to: list, expectedVersion: nil)
             for n in 0..<3 {
                 _ = try await store.apply(
-                    [.insertItem(section: id("b"), item: NewItem(id: id("z\(n)")), at: 1)], to: list, expectedVersion: nil)
+                    [.insertItem(section: id("b"), item: NewItem(id: id("z\(n)")), at: 1)], to: list,
+                    expectedVersion: nil)
             }
             let rest = try await store.items(of: list, query: ItemQuery(limit: 10, after: third.nextCursor))
             #expect(Self.ids(rest) == ["bi3", "bi2", "ci0", "ci1"])
@@ -71,7 +76,8 @@ import Testing
     func aCursorOfTheFirstFormatIsStillHonoured(_ kind: StoreKind) async throws {
         try await withStore(kind, StoreConfiguration(fullSync: false)) { store in
             let list = id("l")
-            _ = try await store.createList(id: list, name: "", sections: [Self.section("a", 0..<3), Self.section("b", 0..<2)])
+            _ = try await store.createList(
+                id: list, name: "", sections: [Self.section("a", 0..<3), Self.section("b", 0..<2)])
             // `<section key>.<item key>.<item id>`: the first section and item have key 2^32.
             let old = "\(1 << 32).\(2 << 32).ai1"
             let page = try await store.items(of: list, query: ItemQuery(limit: 2, after: old))
@@ -95,9 +101,13 @@ import Testing
                     expectedVersion: nil)
             }
             // Still recorded: followed exactly.
-            #expect(Self.ids(try await store.items(of: list, query: ItemQuery(limit: 1, after: first.nextCursor))) == ["new2"])
+            #expect(
+                Self.ids(try await store.items(of: list, query: ItemQuery(limit: 1, after: first.nextCursor))) == [
+                    "new2"
+                ])
             for n in 0..<12 {
-                _ = try await store.apply([.updateItem(id: id("ai3"), model: model("\(n)"))], to: list, expectedVersion: nil)
+                _ = try await store.apply(
+                    [.updateItem(id: id("ai3"), model: model("\(n)"))], to: list, expectedVersion: nil)
             }
             let error = await storeError { () throws(StoreError) in
                 _ = try await store.items(of: list, query: ItemQuery(limit: 1, after: first.nextCursor))
@@ -106,7 +116,9 @@ import Testing
             #expect(error?.detail.contains("renumbered") == true, "\(String(describing: error))")
             // A cursor made after it is fine.
             let fresh = try await store.items(of: list, query: ItemQuery(limit: 2))
-            #expect(Self.ids(try await store.items(of: list, query: ItemQuery(limit: 9, after: fresh.nextCursor))).count == 5)
+            #expect(
+                Self.ids(try await store.items(of: list, query: ItemQuery(limit: 9, after: fresh.nextCursor))).count
+                    == 5)
         }
     }
 }

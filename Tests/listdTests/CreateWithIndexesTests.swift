@@ -34,7 +34,10 @@ import Testing
         try await withServer(store) { server in
             let created = try await server.request(
                 "POST", "/lists",
-                body: ["id": "todo", "indexes": ["done", "tags.0", "done"], "sections": [["id": "s", "items": Self.items(40)]]])
+                body: [
+                    "id": "todo", "indexes": ["done", "tags.0", "done"],
+                    "sections": [["id": "s", "items": Self.items(40)]],
+                ])
             #expect(created.status == 201, "\(created.text.prefix(300))")
             let listed = try await server.get("/lists/todo/indexes")
             #expect(listed.status == 200)
@@ -52,7 +55,11 @@ import Testing
             // Items written after the create are indexed on write, as ever.
             let patched = try await server.request(
                 "PATCH", "/lists/todo",
-                body: ["ops": [["op": "insertItem", "section": "s", "at": 0, "item": ["id": "new", "model": ["done": true]]]]])
+                body: [
+                    "ops": [
+                        ["op": "insertItem", "section": "s", "at": 0, "item": ["id": "new", "model": ["done": true]]]
+                    ]
+                ])
             #expect(patched.status == 200)
             #expect(try Self.ids(try await server.get("/lists/todo/items?where=done:true&limit=2")) == ["new", "i0"])
         }
@@ -61,7 +68,8 @@ import Testing
     @Test(arguments: stores)
     func aPutDeclaresIndexesOnExistingItemsAndCreatesWithThem(_ store: String) async throws {
         try await withServer(store) { server in
-            let created = try await server.request("POST", "/lists", body: ["id": "l", "sections": [["id": "s", "items": Self.items(8)]]])
+            let created = try await server.request(
+                "POST", "/lists", body: ["id": "l", "sections": [["id": "s", "items": Self.items(8)]]])
             #expect(created.status == 201)
             let scanned = try await server.get("/lists/l/items?where=done:true")
             #expect(scanned.header("listd-query-plan") == "scan; no index matches")
@@ -76,7 +84,8 @@ import Testing
             #expect(try Self.ids(indexed) == ["i0", "i4"])
             // A PUT that creates the list declares them too.
             let fresh = try await server.request(
-                "PUT", "/lists/fresh", body: ["indexes": ["tags.0"], "sections": [["id": "s", "items": Self.items(4)]]])
+                "PUT", "/lists/fresh",
+                body: ["indexes": ["tags.0"], "sections": [["id": "s", "items": Self.items(4)]]])
             #expect(fresh.status == 201, "\(fresh.text.prefix(300))")
             #expect(try Self.paths(try await server.get("/lists/fresh/indexes")) == ["tags.0"])
         }
