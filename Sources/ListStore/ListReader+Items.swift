@@ -45,7 +45,7 @@ extension ListReader {
     /// writes never repeats or skips an item that stayed in place. When a
     /// sibling group on the cursor's path was renumbered since (no gapped key
     /// fitted), the place is first carried into the new keys through the
-    /// recorded renumberings (``relocate(_:in:)``).
+    /// recorded renumberings (``relocate(_:in:now:)``).
     ///
     /// A `where` on a declared path reads only that index's matches; other
     /// filters are checked on each candidate. Without an index the page scans

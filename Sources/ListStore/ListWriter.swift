@@ -454,7 +454,9 @@ package final class ListWriter {
     }
 
     /// Spreads the group's keys evenly, leaving slot `index` free, and returns
-    /// that slot's key. Every row whose key changes is a recorded change.
+    /// that slot's key. Every row whose key changes is a recorded change, and
+    /// the renumbering itself is recorded for item-query cursors
+    /// (``recordRenumbering(_:_:in:)``).
     private func renumber(_ group: Group, reserving index: Int?, excluding skip: String, in target: inout Target)
         throws(StoreError) -> Int64
     {
