@@ -58,9 +58,11 @@ public final class ListClient: Sendable {
         return ListPage(lists: summaries, next: body["next"]?.stringValue)
     }
 
-    /// `POST /lists`: creates a list (the server makes an id when `id` is `nil`).
+    /// `POST /lists`: creates a list (the server makes an id when `id` is `nil`),
+    /// with indexes for `where` declared on `indexes` (dotted model paths such
+    /// as `"tags.0"`) in the same transaction.
     public func createList(
-        id: String? = nil, name: String = "", sections: ListSections = []
+        id: String? = nil, name: String = "", sections: ListSections = [], indexes: [String] = []
     ) async throws(ListClientError) -> ListState {
         var writer = JSONWriter(capacity: 256)
         writer.beginObject()
@@ -72,6 +74,12 @@ public final class ListClient: Sendable {
         }
         writer.key("sections")
         writer.sections(sections)
+        if !indexes.isEmpty {
+            writer.key("indexes")
+            writer.beginArray()
+            for path in indexes { writer.string(path) }
+            writer.endArray()
+        }
         writer.endObject()
         let body = try await json("POST", ["lists"], bytes: writer.bytes)
         return try decoded { () throws(WireError) in try ListState(json: body) }

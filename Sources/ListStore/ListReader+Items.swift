@@ -38,12 +38,14 @@ extension ListReader {
     /// A page of items in list order: sections in order and, in each, items in
     /// order, each read by index from where the cursor left off.
     ///
-    /// The cursor records the place (section key, item key, id) of the last
-    /// item returned (or, after a bounded scan, the last examined): the next
-    /// page starts right after that place, wherever that item has gone since,
-    /// so a walk across writes never repeats or skips an item that stayed in
-    /// place. (Only a renumbering of that place's sibling group, when no gapped
-    /// key fits, can shift the keys under it.)
+    /// The cursor records the place (section key and id, item key and id) of
+    /// the last item returned (or, after a bounded scan, the last examined),
+    /// and how many renumberings the list had had: the next page starts right
+    /// after that place, wherever that item has gone since, so a walk across
+    /// writes never repeats or skips an item that stayed in place. When a
+    /// sibling group on the cursor's path was renumbered since (no gapped key
+    /// fitted), the place is first carried into the new keys through the
+    /// recorded renumberings (``relocate(_:in:now:)``).
     ///
     /// A `where` on a declared path reads only that index's matches; other
     /// filters are checked on each candidate. Without an index the page scans
@@ -64,6 +66,9 @@ extension ListReader {
         }
         return try inTransaction { () throws(StoreError) in
             let meta = try meta(list)
+            let generation = try db.first(
+                "SELECT renumbered FROM lists WHERE id = ?", list.sql, read: { $0.int64(0) }) ?? 0
+            if let cursor = start { start = try relocate(cursor, in: list, now: generation) }
             var only: SectionPlace?
             if let section = query.section {
                 guard
@@ -76,16 +81,21 @@ extension ListReader {
             let filtered = !query.conditions.isEmpty || query.text != nil
             var (source, plan) = try choosePlan(list, query)
             if case .text(let pattern) = source {
-                if let page = try textPage(list, query, only: only, start: start, pattern: pattern) {
+                if let page = try textPage(
+                    list, query, only: only, start: start, generation: generation, pattern: pattern)
+                {
                     return ItemPage(
                         entries: page.entries, nextCursor: page.next, version: meta.head.version, plan: .text)
                 }
                 (source, plan) = (.items, .scan)
             }
             var page = PageBuilder(limit: query.limit, bounded: plan == .scan)
-            try walkSections(list, only: only, from: start?.sectionKey) { section throws(StoreError) in
+            try walkSections(list, only: only, from: start.map { ($0.sectionKey, $0.section ?? "") }) {
+                section throws(StoreError) in
                 var after: (Int64, String)?
-                if let start, start.sectionKey == section.position { after = (start.itemKey, start.item) }
+                if let start, start.sectionKey == section.position, start.section == section.id.rawValue {
+                    after = (start.itemKey, start.item)
+                }
                 while true {
                     let count = filtered ? Self.filteredBatch : page.remaining + 1
                     let batch = try candidates(list, section.id, source, after: after, count: count)
@@ -93,7 +103,8 @@ extension ListReader {
                         let model = Model(trustedCanonicalText: candidate.model)
                         let matches = try filtered ? Self.matches(model, query) : true
                         let place = ItemCursor(
-                            sectionKey: section.position, itemKey: candidate.position, item: candidate.id.rawValue)
+                            generation: generation, sectionKey: section.position, section: section.id.rawValue,
+                            itemKey: candidate.position, item: candidate.id.rawValue)
                         guard
                             page.take(
                                 matches ? ItemPage.Entry(section: section.id, item: ItemSnapshot(id: candidate.id, model: model)) : nil,
@@ -108,6 +119,88 @@ extension ListReader {
                 entries: page.entries, nextCursor: page.more ? page.cursor?.text : nil, version: meta.head.version,
                 plan: plan)
         }
+    }
+
+    /// Carries `cursor` into the list's keys at renumbering count `generation`.
+    ///
+    /// Each renumbering since the cursor was made, of the sections or of the
+    /// items of the cursor's section, maps keys in order and recorded every
+    /// member of the group with its key before and after. The cursor's new
+    /// place is right after the last member at or before its old place (or
+    /// before the whole group when none was). Why this neither repeats nor
+    /// skips: an item that stayed in place was a member, and compared with
+    /// that landmark before exactly as it compares after, since the mapping
+    /// keeps order; so it is before the new place exactly when it was before
+    /// the old one. When the landmark is another section than the cursor's,
+    /// the cursor's section was moved or deleted (its items did not stay in
+    /// place), and the landmark section's items were all before the cursor:
+    /// the new place is after them all.
+    /// - Throws: `invalidCursor` when a renumbering's record has been pruned
+    ///   with its version's history, or the cursor counts more renumberings
+    ///   than the list has (it was made before the list was deleted and
+    ///   created again).
+    /// - Complexity: O(r log n) for r renumberings to follow.
+    private func relocate(_ cursor: ItemCursor, in list: Identifier, now generation: Int64) throws(StoreError)
+        -> ItemCursor
+    {
+        var cursor = cursor
+        guard let made = cursor.generation else {
+            // A first-format cursor: its section is the one at its key, as then.
+            cursor.section =
+                try db.first(
+                    "SELECT id FROM sections WHERE list_id = ? AND position = ? ORDER BY id LIMIT 1", list.sql,
+                    cursor.sectionKey.sql, read: { $0.text(0) }) ?? ""
+            cursor.generation = generation
+            return cursor
+        }
+        if made == generation { return cursor }
+        guard made < generation else {
+            throw StoreError(
+                .invalidCursor,
+                "the cursor was made for an earlier list \"\(list)\" (since deleted); start again without after")
+        }
+        let floor = try db.first("SELECT renumber_floor FROM lists WHERE id = ?", list.sql, read: { $0.int64(0) }) ?? 0
+        guard made >= floor else {
+            throw StoreError(
+                .invalidCursor,
+                "list \"\(list)\" was renumbered since the cursor was made, and the record that would carry the "
+                    + "cursor over was pruned with the list's old history; start again without after")
+        }
+        let steps = try db.rows(
+            """
+            SELECT generation, group_id FROM renumberings
+            WHERE list_id = ? AND generation > ? AND generation <= ? AND group_id IN ('', ?) ORDER BY generation
+            """, [list.sql, made.sql, generation.sql, (cursor.section ?? "").sql]
+        ) { ($0.int64(0), $0.text(1)) }
+        for (step, group) in steps {
+            if group.isEmpty {
+                if let (key, id) = try landmark(list, step, at: (cursor.sectionKey, cursor.section ?? "")) {
+                    if id != cursor.section { (cursor.itemKey, cursor.item) = (Int64.max, "") }
+                    (cursor.sectionKey, cursor.section) = (key, id)
+                } else {
+                    (cursor.sectionKey, cursor.section) = (Int64.min, "")
+                    (cursor.itemKey, cursor.item) = (Int64.min, "")
+                }
+            } else if group == cursor.section, !cursor.item.isEmpty {
+                (cursor.itemKey, cursor.item) =
+                    try landmark(list, step, at: (cursor.itemKey, cursor.item)) ?? (Int64.min, "")
+            }
+        }
+        cursor.generation = generation
+        return cursor
+    }
+
+    /// The new key and id of the last member of renumbering `generation`
+    /// whose old place (key, id) is at or before `place`.
+    private func landmark(_ list: Identifier, _ generation: Int64, at place: (Int64, String)) throws(StoreError)
+        -> (Int64, String)?
+    {
+        try db.first(
+            """
+            SELECT new_position, entity_id FROM renumbered_keys
+            WHERE list_id = ? AND generation = ? AND (old_position, entity_id) <= (?, ?)
+            ORDER BY old_position DESC, entity_id DESC LIMIT 1
+            """, list.sql, generation.sql, place.0.sql, place.1.sql, read: { ($0.int64(0), $0.text(1)) })
     }
 
     /// The entries of a page as candidates stream by, and where it stopped.
@@ -173,7 +266,8 @@ extension ListReader {
     /// SQLite walks the list's items and runs the MATCH once per item.
     /// - Complexity: O(m log m) for the term's m candidates in the list.
     private func textPage(
-        _ list: Identifier, _ query: ItemQuery, only: SectionPlace?, start: ItemCursor?, pattern: String
+        _ list: Identifier, _ query: ItemQuery, only: SectionPlace?, start: ItemCursor?, generation: Int64,
+        pattern: String
     ) throws(StoreError) -> (entries: [ItemPage.Entry], next: String?)? {
         struct Row {
             var section: Identifier
@@ -190,10 +284,15 @@ extension ListReader {
         ) {
             Row(
                 section: $0.identifier(1),
-                place: ItemCursor(sectionKey: $0.int64(2), itemKey: $0.int64(3), item: $0.text(0)), model: $0.text(4))
+                place: ItemCursor(
+                    generation: generation, sectionKey: $0.int64(2), section: $0.text(1), itemKey: $0.int64(3),
+                    item: $0.text(0)),
+                model: $0.text(4))
         }
         guard rows.count <= Self.scanLimit else { return nil }
-        func key(_ place: ItemCursor) -> (Int64, Int64, String) { (place.sectionKey, place.itemKey, place.item) }
+        func key(_ place: ItemCursor) -> (Int64, String, Int64, String) {
+            (place.sectionKey, place.section ?? "", place.itemKey, place.item)
+        }
         var entries: [ItemPage.Entry] = []
         var last: ItemCursor?
         for row in rows.sorted(by: { key($0.place) < key($1.place) }) {
@@ -210,26 +309,28 @@ extension ListReader {
     }
 
     /// Calls `visit` with each section in order (only `only` when set), from
-    /// position `from` on, until it returns `false`.
+    /// the place `from` (position key, id) on, that place included, until it
+    /// returns `false`.
     private func walkSections(
-        _ list: Identifier, only: SectionPlace?, from: Int64?,
+        _ list: Identifier, only: SectionPlace?, from: (Int64, String)?,
         _ visit: (SectionPlace) throws(StoreError) -> Bool
     ) throws(StoreError) {
         if let only {
-            if let from, only.position < from { return }
+            if let from, (only.position, only.id.rawValue) < from { return }
             _ = try visit(only)
             return
         }
-        // Ids are never empty, so this takes in the sections at `from` itself
-        // (the cursor's items resume inside one).
-        var after: (Int64, String) = (from ?? Int64.min, "")
+        // The cursor's own section is taken in (its items resume inside it).
+        var after: (Int64, String) = from ?? (Int64.min, "")
+        var inclusive = true
         while true {
             let batch = try db.rows(
                 """
-                SELECT id, position FROM sections WHERE list_id = ? AND (position, id) > (?, ?)
+                SELECT id, position FROM sections WHERE list_id = ? AND (position, id) \(inclusive ? ">=" : ">") (?, ?)
                 ORDER BY position, id LIMIT ?
                 """, [list.sql, after.0.sql, after.1.sql, Self.sectionBatch.sql]
             ) { SectionPlace(id: $0.identifier(0), position: $0.int64(1)) }
+            inclusive = false
             for section in batch {
                 guard try visit(section) else { return }
             }
@@ -311,25 +412,52 @@ extension ListReader {
     }
 }
 
-/// The position an items page ended at, as opaque URL-safe text.
+/// The place an items page ended at, as opaque URL-safe text.
+///
+/// `2,<generation>,<section key>,<item key>,<section id>,<item id>`: ids
+/// never hold a comma. A cursor of the first format, `<section key>.<item
+/// key>.<item id>` (no renumbering count, no section id), is still read: it
+/// is taken to be made at the list's current keys, with its section the one
+/// at its section key, as it was before.
 struct ItemCursor {
+    /// How many renumberings the list had had; `nil` for a first-format cursor.
+    var generation: Int64?
     var sectionKey: Int64
+    /// The id of the section at `sectionKey`; `nil` until a first-format cursor is resolved.
+    var section: String?
     var itemKey: Int64
     var item: String
 
-    init(sectionKey: Int64, itemKey: Int64, item: String) {
+    init(generation: Int64?, sectionKey: Int64, section: String?, itemKey: Int64, item: String) {
+        self.generation = generation
         self.sectionKey = sectionKey
+        self.section = section
         self.itemKey = itemKey
         self.item = item
     }
 
     init?(_ text: String) {
+        if text.hasPrefix("2,") {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 6, let generation = Int64(parts[1]), generation >= 0,
+                let section = Int64(parts[2]), let item = Int64(parts[3])
+            else { return nil }
+            let sectionID = String(parts[4])
+            let itemID = String(parts[5])
+            // An empty id marks a place before every section or item (a relocated cursor).
+            guard sectionID.isEmpty || Identifier(sectionID) != nil, itemID.isEmpty || Identifier(itemID) != nil
+            else { return nil }
+            self.init(generation: generation, sectionKey: section, section: sectionID, itemKey: item, item: itemID)
+            return
+        }
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count == 3, let section = Int64(parts[0]), let item = Int64(parts[1]),
             Identifier(String(parts[2])) != nil
         else { return nil }
-        self.init(sectionKey: section, itemKey: item, item: String(parts[2]))
+        self.init(generation: nil, sectionKey: section, section: nil, itemKey: item, item: String(parts[2]))
     }
 
-    var text: String { "\(sectionKey).\(itemKey).\(item)" }
+    var text: String {
+        "2,\(generation ?? 0),\(sectionKey),\(itemKey),\(section ?? ""),\(item)"
+    }
 }

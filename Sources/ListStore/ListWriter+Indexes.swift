@@ -61,36 +61,62 @@ extension ListWriter {
     package func addIndex(_ path: [String], to list: Identifier, progress: (Int, Int) -> Void) throws(StoreError)
         -> Bool
     {
-        if let problem = DeclaredIndexes.problem(with: path) {
-            throw StoreError(.invalidModel, "\(problem): \"\(path.joined(separator: ".").prefix(300))\"")
-        }
+        _ = try checkIndexPaths([path])
         let target = try load(list, expectedVersion: nil)
+        guard try declareIndex(path, on: target.id) else { return false }
+        try reindexItems(of: target.id, progress: progress)
+        return true
+    }
+
+    /// `paths` without repeats, in order, each one ``DeclaredIndexes`` accepts.
+    /// - Throws: `invalidModel` naming the first refused path; `limitExceeded`
+    ///   when there are more than a list may declare.
+    func checkIndexPaths(_ paths: [[String]]) throws(StoreError) -> [[String]] {
+        var seen = Set<[String]>()
+        var unique: [[String]] = []
+        for path in paths where seen.insert(path).inserted {
+            if let problem = DeclaredIndexes.problem(with: path) {
+                throw StoreError(.invalidModel, "\(problem): \"\(path.joined(separator: ".").prefix(300))\"")
+            }
+            unique.append(path)
+        }
+        guard unique.count <= DeclaredIndexes.maxPerList else {
+            throw StoreError(
+                .limitExceeded,
+                "\(unique.count) index paths, more than the \(DeclaredIndexes.maxPerList) a list may declare")
+        }
+        return unique
+    }
+
+    /// Declares the index on `path` (a checked path) without indexing any
+    /// item; `false` when it was declared already.
+    /// - Throws: `limitExceeded` when the list has as many indexes as it may.
+    func declareIndex(_ path: [String], on list: Identifier) throws(StoreError) -> Bool {
         let dotted = path.joined(separator: ".")
         if try db.first(
-            "SELECT 1 FROM list_indexes WHERE list_id = ? AND path = ?", target.id.sql, dotted.sql, read: { _ in true })
+            "SELECT 1 FROM list_indexes WHERE list_id = ? AND path = ?", list.sql, dotted.sql, read: { _ in true })
             != nil
         {
             return false
         }
-        let declared = try db.integer("SELECT count(*) FROM list_indexes WHERE list_id = ?", target.id.sql)
+        let declared = try db.integer("SELECT count(*) FROM list_indexes WHERE list_id = ?", list.sql)
         guard declared < DeclaredIndexes.maxPerList else {
             throw StoreError(
                 .limitExceeded, "list \"\(list)\" has \(declared) indexes, the most a list may have")
         }
-        try db.run("INSERT INTO list_indexes (list_id, path) VALUES (?, ?)", target.id.sql, dotted.sql)
+        try db.run("INSERT INTO list_indexes (list_id, path) VALUES (?, ?)", list.sql, dotted.sql)
         for jsonPath in DeclaredIndexes.jsonPaths(path) {
             try db.run(
                 "INSERT INTO list_index_paths (list_id, path, json_path) VALUES (?, ?, ?)",
-                target.id.sql, dotted.sql, jsonPath.sql)
+                list.sql, dotted.sql, jsonPath.sql)
         }
-        try reindexItems(of: target.id, progress: progress)
         return true
     }
 
     /// Runs the index triggers of migration 0002 on every item of `list` by
     /// rewriting each row's model in place, in id order, `indexBuildBatch` rows
     /// per statement, reporting `progress(done, total)` after each.
-    private func reindexItems(of list: Identifier, progress: (Int, Int) -> Void) throws(StoreError) {
+    func reindexItems(of list: Identifier, progress: (Int, Int) -> Void) throws(StoreError) {
         let total = Int(try db.integer("SELECT count(*) FROM items WHERE list_id = ?", list.sql))
         var done = 0
         var after = ""

@@ -48,10 +48,11 @@ package final class ListWriter {
 
     // MARK: Whole-list writes
 
-    package func createList(id: Identifier?, name: String, sections: [NewSection], now: Int64) throws(StoreError)
-        -> (ListSnapshot, [Commit])
-    {
+    package func createList(
+        id: Identifier?, name: String, sections: [NewSection], indexes: [[String]] = [], now: Int64
+    ) throws(StoreError) -> (ListSnapshot, [Commit]) {
         try checkName(name)
+        let indexes = try checkIndexPaths(indexes)
         let sections = try prepareBody(sections)
         let listID = id ?? Identifier.generate()
         if try db.first("SELECT 1 FROM lists WHERE id = ?", listID.sql, read: { _ in true }) != nil {
@@ -65,6 +66,8 @@ package final class ListWriter {
             VALUES (?, ?, ?, 1, 1, 1, ?, ?)
             """, listID.sql, name.sql, epoch.sql, now.sql, now.sql)
         try db.run("INSERT INTO versions (list_id, version, committed_at) VALUES (?, 1, ?)", listID.sql, now.sql)
+        // Declared before the items go in: the triggers index each as it is written.
+        for path in indexes { _ = try declareIndex(path, on: listID) }
         let sectionKeys = keys.spread(count: sections.count)
         for (section, key) in zip(sections, sectionKeys) {
             try db.run(
@@ -110,11 +113,17 @@ package final class ListWriter {
     }
 
     package func replace(
-        _ list: Identifier, name: String?, sections newSections: [NewSection], expectedVersion: Int64?, now: Int64
+        _ list: Identifier, name: String?, sections newSections: [NewSection], indexes: [[String]] = [],
+        expectedVersion: Int64?, now: Int64
     ) throws(StoreError) -> (WriteResult, [Commit]) {
         if let name { try checkName(name) }
+        let indexes = try checkIndexPaths(indexes)
         let body = try prepareBody(newSections)
         var target = try load(list, expectedVersion: expectedVersion)
+        // Declared first, with the items as they are: the writes below keep them.
+        var declared = false
+        for path in indexes { declared = try declareIndex(path, on: list) || declared }
+        if declared { try reindexItems(of: list, progress: { _, _ in }) }
 
         if let name {
             let oldName = try db.first("SELECT name FROM lists WHERE id = ?", list.sql) { $0.text(0) } ?? name
@@ -184,6 +193,23 @@ package final class ListWriter {
                         "INSERT INTO items (list_id, id, section_id, position, model) VALUES (?, ?, ?, ?, ?)",
                         list.sql, item.id.sql, section.id.sql, key.sql, item.model.canonicalText.sql)
                 }
+            }
+        }
+        if orderChanged {
+            // Every group got evenly spread keys: record the landmarks that
+            // were in the group before and after, for item-query cursors.
+            try recordRenumbering(
+                nil,
+                zip(body, sectionKeys).compactMap { section, key in
+                    sectionsByID[section.id].map { (id: section.id.rawValue, old: $0.position, new: key) }
+                }, in: target)
+            for section in body where sectionsByID[section.id] != nil {
+                let kept = zip(section.items, keys.spread(count: section.items.count)).compactMap { item, key in
+                    itemsByID[item.id].flatMap { old in
+                        old.section == section.id ? (id: item.id.rawValue, old: old.position, new: key) : nil
+                    }
+                }
+                if !kept.isEmpty { try recordRenumbering(section.id, kept, in: target) }
             }
         }
         let bodySectionIDs = Set(body.map(\.id))
@@ -428,7 +454,9 @@ package final class ListWriter {
     }
 
     /// Spreads the group's keys evenly, leaving slot `index` free, and returns
-    /// that slot's key. Every row whose key changes is a recorded change.
+    /// that slot's key. Every row whose key changes is a recorded change, and
+    /// the renumbering itself is recorded for item-query cursors
+    /// (``recordRenumbering(_:_:in:)``).
     private func renumber(_ group: Group, reserving index: Int?, excluding skip: String, in target: inout Target)
         throws(StoreError) -> Int64
     {
@@ -445,6 +473,8 @@ package final class ListWriter {
                            in: &target)
                 try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
             }
+            try recordRenumbering(
+                nil, zip(rows, spread).map { (id: $0.0.0.rawValue, old: $0.0.1, new: $0.1) }, in: target)
             return reserved
         case .items(let section):
             let rows = try db.rows(
@@ -459,7 +489,35 @@ package final class ListWriter {
                            in: &target)
                 try db.run("UPDATE items SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
             }
+            try recordRenumbering(
+                section, zip(rows, spread).map { (id: $0.0.0.rawValue, old: $0.0.1, new: $0.1) }, in: target)
             return reserved
+        }
+    }
+
+    /// Records that `group` (`nil`: the sections; else a section's items) was
+    /// given new keys, with each member's key before and after, so an item
+    /// query's cursor made before can be carried into the new keys (see
+    /// `Migrations/0003_renumberings.sql`). Members whose key stays are listed
+    /// too: any member is a landmark for a cursor's place.
+    /// - Complexity: O(m log n) for the group's m members, as the renumbering itself.
+    func recordRenumbering(
+        _ group: Identifier?, _ members: [(id: String, old: Int64, new: Int64)], in target: Target
+    ) throws(StoreError) {
+        let list = target.id
+        let generation =
+            try db.first("SELECT renumbered FROM lists WHERE id = ?", list.sql, read: { $0.int64(0) }).map { $0 + 1 }
+            ?? 1
+        try db.run("UPDATE lists SET renumbered = ? WHERE id = ?", generation.sql, list.sql)
+        try db.run(
+            "INSERT INTO renumberings (list_id, generation, version, group_id) VALUES (?, ?, ?, ?)",
+            list.sql, generation.sql, target.newVersion.sql, (group?.rawValue ?? "").sql)
+        for member in members {
+            try db.run(
+                """
+                INSERT INTO renumbered_keys (list_id, generation, old_position, entity_id, new_position)
+                VALUES (?, ?, ?, ?, ?)
+                """, list.sql, generation.sql, member.old.sql, member.id.sql, member.new.sql)
         }
     }
 
@@ -545,6 +603,18 @@ package final class ListWriter {
             "DELETE FROM versions WHERE list_id = ? AND version > ? AND version <= ?",
             list.sql, pruned.sql, upTo.sql)
         try db.run("UPDATE lists SET history_pruned = ? WHERE id = ?", upTo.sql, list.sql)
+        // A renumbering's record goes with its version's history: a cursor
+        // made before it is then refused rather than followed inexactly.
+        if let generation = try db.first(
+            "SELECT max(generation) FROM renumberings WHERE list_id = ? AND version <= ?", list.sql, upTo.sql,
+            read: { $0.optionalInt64(0) }) ?? nil
+        {
+            try db.run(
+                "DELETE FROM renumbered_keys WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
+            try db.run(
+                "DELETE FROM renumberings WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
+            try db.run("UPDATE lists SET renumber_floor = ? WHERE id = ?", generation.sql, list.sql)
+        }
         return upTo < newFloor
     }
 

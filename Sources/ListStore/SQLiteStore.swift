@@ -90,11 +90,11 @@ public final class SQLiteStore: Store {
 
     // MARK: Store
 
-    public func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError)
-        -> ListSnapshot
+    public func createList(id: Identifier?, name: String, sections: [NewSection], indexes: [[String]])
+        async throws(StoreError) -> ListSnapshot
     {
         try await write { writer, now throws(StoreError) in
-            try writer.createList(id: id, name: name, sections: sections, now: now)
+            try writer.createList(id: id, name: name, sections: sections, indexes: indexes, now: now)
         }
     }
 
@@ -121,11 +121,12 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func replace(_ list: Identifier, name: String?, sections: [NewSection], expectedVersion: Int64?)
-        async throws(StoreError) -> WriteResult
-    {
+    public func replace(
+        _ list: Identifier, name: String?, sections: [NewSection], indexes: [[String]], expectedVersion: Int64?
+    ) async throws(StoreError) -> WriteResult {
         try await write { writer, now throws(StoreError) in
-            try writer.replace(list, name: name, sections: sections, expectedVersion: expectedVersion, now: now)
+            try writer.replace(
+                list, name: name, sections: sections, indexes: indexes, expectedVersion: expectedVersion, now: now)
         }
     }
 

@@ -12,9 +12,13 @@
 /// cancellation and complete every call.
 public protocol Store: Sendable {
     /// Creates a list at version 1 with a fresh epoch; ids left `nil` are generated.
+    /// `indexes` are model paths to declare indexes on (see ``DeclaredIndexes``),
+    /// in the same transaction, so the items are indexed as they are written.
     ///
-    /// Fails with `listAlreadyExists`, `duplicateId`, `modelTooLarge`, `invalidName`.
-    func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError) -> ListSnapshot
+    /// Fails with `listAlreadyExists`, `duplicateId`, `modelTooLarge`, `invalidName`,
+    /// `invalidModel` (an index path ``DeclaredIndexes`` refuses), `limitExceeded`.
+    func createList(id: Identifier?, name: String, sections: [NewSection], indexes: [[String]]) async throws(StoreError)
+        -> ListSnapshot
 
     /// Lists in id order, at most `limit`, starting after the id `after`.
     func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary]
@@ -35,8 +39,11 @@ public protocol Store: Sendable {
 
     /// Replaces the whole content (`PUT`): entities are matched by id and kept,
     /// updated, moved, deleted or inserted; `name` is kept when `nil`.
-    func replace(_ list: Identifier, name: String?, sections: [NewSection], expectedVersion: Int64?)
-        async throws(StoreError) -> WriteResult
+    /// `indexes` are declared too (those not declared yet; none is dropped),
+    /// in the same transaction; declaring one is not a content change.
+    func replace(
+        _ list: Identifier, name: String?, sections: [NewSection], indexes: [[String]], expectedVersion: Int64?
+    ) async throws(StoreError) -> WriteResult
 
     /// Deletes a list with its sections, items and history.
     func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError)
@@ -86,6 +93,20 @@ public protocol Store: Sendable {
 }
 
 extension Store {
+    /// Creates a list with no declared indexes.
+    public func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError)
+        -> ListSnapshot
+    {
+        try await createList(id: id, name: name, sections: sections, indexes: [])
+    }
+
+    /// Replaces the whole content, declaring no index.
+    public func replace(_ list: Identifier, name: String?, sections: [NewSection], expectedVersion: Int64?)
+        async throws(StoreError) -> WriteResult
+    {
+        try await replace(list, name: name, sections: sections, indexes: [], expectedVersion: expectedVersion)
+    }
+
     /// The fallback: both whole snapshots, every element named (no runs).
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
         let snapshots = try await snapshots(of: list, at: [version])

@@ -103,6 +103,15 @@ import Testing
         #expect(answer.isReset && answer.snapshot?.sections == final.sections)
     }
 
+    @Test func aListCreatedWithIndexesHasThemDeclared() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        let client = server.client()
+        _ = try await client.createList(id: "x", name: "X", indexes: ["done", "tags.0"])
+        let declared = try await client.indexes(of: "x")["indexes"]?.arrayValue?.compactMap { $0["path"]?.stringValue }
+        #expect(declared == ["done", "tags.0"])
+    }
+
     @Test func disposingTheFollowReleasesTheServersWaiter() async throws {
         let server = try await TestServer()
         defer { server.stop() }

@@ -231,7 +231,10 @@ import Testing
     @Test(arguments: StoreKind.tested, seeds)
     func pagesAndCursorWalksMatchTheOracle(_ kind: StoreKind, seed: UInt64) async throws {
         var rng = SeededGenerator(seed: seed)
-        try await withStore(kind) { store in
+        // Even seeds use a tiny key gap, so sibling groups are renumbered
+        // often and cursor walks cross renumberings.
+        let configuration = StoreConfiguration(fullSync: false, positionGap: seed % 2 == 0 ? 4 : 1 << 32)
+        try await withStore(kind, configuration) { store in
             let list = id("q")
             _ = try await store.createList(id: list, name: "q", sections: [])
             var oracle = Oracle()

@@ -104,14 +104,36 @@ extension ListService {
 
     /// The `{path}` of an index route, checked against ``DeclaredIndexes``.
     static func indexPath(_ context: Context) throws(Problem) -> [String] {
-        let text = context.request.pathParameters["path"] ?? ""
+        try indexPath(context.request.pathParameters["path"] ?? "")
+    }
+
+    /// A dotted index path (`tags.0`) as its fields, checked against
+    /// ``DeclaredIndexes``; `invalid-index-path` names what was sent (and
+    /// `where`, when given: `indexes[1]` of a body).
+    static func indexPath(_ text: String, where place: String? = nil) throws(Problem) -> [String] {
         let path = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         if let problem = DeclaredIndexes.problem(with: path) {
             throw Problem(
                 slug: "invalid-index-path", title: "The index path is not valid", status: 400,
-                detail: "\(problem); got \"\(text.prefix(300))\"")
+                detail: "\(place.map { "\($0): " } ?? "")\(problem); got \"\(text.prefix(300))\"")
         }
         return path
+    }
+
+    /// The `indexes` of a create or replace body (`["done", "tags.0"]`): each
+    /// checked as the index routes check a path; none when absent.
+    static func declaredIndexes(_ fields: FieldReader) throws(Problem) -> [[String]] {
+        guard let values = try fields.array("indexes") else { return [] }
+        var paths: [[String]] = []
+        for (index, value) in values.enumerated() {
+            guard case .string(let text) = value else {
+                throw Problem(
+                    slug: "invalid-index-path", title: "The index path is not valid", status: 400,
+                    detail: "\(fields.context): indexes[\(index)] is not a string (a dotted path such as \"tags.0\")")
+            }
+            paths.append(try indexPath(text, where: "\(fields.context): indexes[\(index)]"))
+        }
+        return paths
     }
 
     /// `text` percent-encoded for one path segment.

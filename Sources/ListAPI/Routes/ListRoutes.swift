@@ -63,12 +63,13 @@ extension ListService {
     /// `POST /lists`: creates a list, with sections if the body has them.
     func createList(_ context: Context) async throws(Problem) -> Response {
         let fields = try FieldReader(body(context, emptyAs: .object([:])), context: "the body", limits: decoder.models)
-        try fields.allowOnly(["id", "name", "sections"])
+        try fields.allowOnly(["id", "name", "sections", "indexes"])
         let id = try fields.identifier("id") ?? Identifier.generate()
         let name = try fields.string("name") ?? ""
         let sections = try decoder.sections(fields)
+        let indexes = try Self.declaredIndexes(fields)
         let snapshot = try await storeCall { () throws(StoreError) in
-            try await store.createList(id: id, name: name, sections: sections)
+            try await store.createList(id: id, name: name, sections: sections, indexes: indexes)
         }
         router.note(snapshot.head)
         let entry = cache.store(snapshot)
@@ -125,7 +126,7 @@ extension ListService {
         let list = try context.identifier("list")
         let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
         // A snapshot read with GET may be sent back as it is: its id, epoch and version are ignored.
-        try fields.allowOnly(["id", "name", "sections", "epoch", "version"])
+        try fields.allowOnly(["id", "name", "sections", "indexes", "epoch", "version"])
         if let id = try fields.identifier("id"), id != list {
             throw .invalidRequest("the body's id \"\(id)\" differs from the list in the path, \"\(list)\"")
         }
@@ -134,13 +135,15 @@ extension ListService {
         }
         let name = try fields.string("name")
         let sections = try decoder.sections(fields)
+        let indexes = try Self.declaredIndexes(fields)
         let expected = try await expectedVersion(context, list: list)
         let result: WriteResult
         do throws(StoreError) {
-            result = try await store.replace(list, name: name, sections: sections, expectedVersion: expected)
+            result = try await store.replace(
+                list, name: name, sections: sections, indexes: indexes, expectedVersion: expected)
         } catch where error.kind == .listNotFound && expected == nil {
             let snapshot = try await storeCall { () throws(StoreError) in
-                try await store.createList(id: list, name: name ?? "", sections: sections)
+                try await store.createList(id: list, name: name ?? "", sections: sections, indexes: indexes)
             }
             router.note(snapshot.head)
             var response = snapshotResponse(context, cache.store(snapshot), status: .created)
