@@ -63,6 +63,10 @@ package struct Database {
     }
 
     func run(_ sql: String, _ values: SQLValue...) throws(StoreError) {
+        try run(sql, values)
+    }
+
+    func run(_ sql: String, _ values: [SQLValue]) throws(StoreError) {
         switch backend {
         case .sqlite(let connection):
             do {

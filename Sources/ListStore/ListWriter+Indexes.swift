@@ -1,3 +1,5 @@
+import Storage
+
 /// Rules for declared index paths (`PUT /lists/{list}/indexes/{path}`).
 public enum DeclaredIndexes {
     /// Indexes one list may declare.
@@ -117,6 +119,18 @@ extension ListWriter {
     /// rewriting each row's model in place, in id order, `indexBuildBatch` rows
     /// per statement, reporting `progress(done, total)` after each.
     func reindexItems(of list: Identifier, progress: (Int, Int) -> Void) throws(StoreError) {
+        try inBatches(of: list, progress: progress) { range, arguments throws(StoreError) in
+            try db.run("UPDATE items SET model = model WHERE list_id = ? AND \(range)", arguments)
+        }
+    }
+
+    /// Calls `body` with a condition on `items.id` (and its arguments, the
+    /// list's id first) for each run of `indexBuildBatch` items of `list` in id
+    /// order, reporting `progress(done, total)` after each.
+    private func inBatches(
+        of list: Identifier, progress: (Int, Int) -> Void,
+        _ body: (String, [SQLValue]) throws(StoreError) -> Void
+    ) throws(StoreError) {
         let total = Int(try db.integer("SELECT count(*) FROM items WHERE list_id = ?", list.sql))
         var done = 0
         var after = ""
@@ -125,20 +139,29 @@ extension ListWriter {
                 "SELECT id FROM items WHERE list_id = ? AND id > ? ORDER BY id LIMIT 1 OFFSET ?",
                 list.sql, after.sql, (Self.indexBuildBatch - 1).sql, read: { $0.text(0) })
             if let end {
-                try db.run(
-                    "UPDATE items SET model = model WHERE list_id = ? AND id > ? AND id <= ?",
-                    list.sql, after.sql, end.sql)
+                try body("id > ? AND id <= ?", [list.sql, after.sql, end.sql])
                 after = end
                 done = min(total, done + Self.indexBuildBatch)
             } else {
-                try db.run("UPDATE items SET model = model WHERE list_id = ? AND id > ?", list.sql, after.sql)
+                try body("id > ?", [list.sql, after.sql])
                 done = total
             }
             progress(done, total)
         }
     }
 
+    /// What SQLite's text index holds for an item: its model's string values,
+    /// joined by line feeds (the triggers of migration 0004 compute the same).
+    private static let textBody =
+        "(SELECT coalesce(group_concat(value, char(10)), '') FROM json_tree(items.model) WHERE type = 'text')"
+
     /// Turns the text index on (indexing every item) or off; `false` when it already was so.
+    ///
+    /// SQLite's FTS5 table keeps no copy of the text (migration 0004), so an
+    /// entry can only be removed by handing FTS5 the text it was indexed with:
+    /// entries are added and removed here directly, while the list's flag says
+    /// whether the triggers keep them (an update or delete trigger given a row
+    /// that was never indexed would damage the index).
     package func setTextIndex(_ enabled: Bool, on list: Identifier, progress: (Int, Int) -> Void) throws(StoreError)
         -> Bool
     {
@@ -147,16 +170,33 @@ extension ListWriter {
             try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", target.id.sql, read: { _ in true }) != nil
         guard current != enabled else { return false }
         if enabled {
-            try db.run("INSERT INTO list_text_indexes (list_id) VALUES (?)", target.id.sql)
-            try reindexItems(of: target.id, progress: progress)
-        } else {
-            try db.run("DELETE FROM list_text_indexes WHERE list_id = ?", target.id.sql)
             if case .sqlite = db.backend {
-                try db.run(
-                    "DELETE FROM item_text WHERE rowid IN (SELECT rowid FROM items WHERE list_id = ?)", target.id.sql)
+                try inBatches(of: target.id, progress: progress) { range, arguments throws(StoreError) in
+                    try db.run(
+                        "INSERT INTO item_text (rowid, body) SELECT rowid, \(Self.textBody) FROM items WHERE list_id = ? AND \(range)",
+                        arguments)
+                }
+                try db.run("INSERT INTO list_text_indexes (list_id) VALUES (?)", target.id.sql)
+            } else {
+                try db.run("INSERT INTO list_text_indexes (list_id) VALUES (?)", target.id.sql)
+                try reindexItems(of: target.id, progress: progress)
             }
+        } else {
+            try removeTextEntries(of: target.id)
+            try db.run("DELETE FROM list_text_indexes WHERE list_id = ?", target.id.sql)
         }
         return true
+    }
+
+    /// Removes `list`'s entries from SQLite's text index, before its flag goes
+    /// (turning the index off, deleting the list). Nothing to do on PostgreSQL.
+    func removeTextEntries(of list: Identifier) throws(StoreError) {
+        guard case .sqlite = db.backend,
+            try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", list.sql, read: { _ in true }) != nil
+        else { return }
+        try db.run(
+            "INSERT INTO item_text (item_text, rowid, body) SELECT 'delete', rowid, \(Self.textBody) FROM items WHERE list_id = ?",
+            list.sql)
     }
 
     /// Drops the index on `path`; `false` when there was none.

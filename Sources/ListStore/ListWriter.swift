@@ -85,6 +85,9 @@ package final class ListWriter {
 
     package func deleteList(_ list: Identifier, expectedVersion: Int64?) throws(StoreError) -> [Commit] {
         let target = try load(list, expectedVersion: expectedVersion)
+        // The text index's entries go while the list's flag still says they exist.
+        try removeTextEntries(of: list)
+        try db.run("DELETE FROM list_text_indexes WHERE list_id = ?", list.sql)
         try db.run("DELETE FROM lists WHERE id = ?", list.sql)
         hot.evict(list)
         return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
