@@ -176,6 +176,15 @@ struct ClusterEndToEndTests {
             let started = ContinuousClock.now
             let follower = Task { try await Self.poll(servers[1], before, timeout: 30) }
             #expect(await eventually(10) { (try? await Self.parked(servers[1])) ?? 0 >= 1 })
+            // Both instances listen again after the previous round's cut (a loaded machine
+            // may take longer to reconnect than a round takes), so that both are cut now.
+            #expect(
+                await eventually(10) {
+                    let sessions = try? admin.query(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                            + "AND application_name = 'listd-listen'")[0].int64(0)
+                    return sessions == 2
+                }, "round \(round): both instances listening")
             // Cut every instance's listening session, then write at once on the other instance.
             let killed = try admin.query(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
