@@ -105,7 +105,8 @@ extension ListClient {
         of lists: [String], from old: Int, choice: InstanceChoice, _ error: ListClientError, _ options: FollowOptions
     ) {
         failedOver(from: old, to: choice.instance)
-        guard let onFailover = options.onFailover, let from = url(instance: old), let to = url(instance: choice.instance)
+        guard let onFailover = options.onFailover, let from = url(instance: old),
+            let to = url(instance: choice.instance)
         else { return }
         onFailover(Failover(lists: lists, from: from, to: to, error: error, count: choice.failovers))
     }

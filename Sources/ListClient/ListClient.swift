@@ -60,9 +60,8 @@ public final class ListClient: Sendable {
     /// they left off.
     public var baseURL: URL {
         get {
-            addresses.withLock { addresses in
-                addresses.urls.isEmpty ? URL(fileURLWithPath: "/") : addresses.urls[addresses.current % addresses.urls.count]
-            }
+            // No base URL at all: a URL no request is ever built from (makeRequest refuses first).
+            url(instance: nil) ?? URL(fileURLWithPath: "/")
         }
         set { baseURLs = [newValue] }
     }
