@@ -177,7 +177,12 @@ let package = Package(
             ]
         ),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "ListdTestSupport"]),
-        .testTarget(name: "listdTests", dependencies: ["listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON"]),
+        .testTarget(
+            name: "listdTests",
+            dependencies: [
+                "listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON", "ListClient", "ListClientNetworking",
+                "ReactiveCore",
+            ]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
     ]

@@ -1,3 +1,4 @@
+import Foundation
 import ListWire
 
 /// The decisions of a follow, as a value with no I/O: what to ask the server
@@ -23,10 +24,30 @@ public struct FollowMachine: Sendable {
     public private(set) var refetchCount = 0
     /// Why the last answer was rejected, for logs.
     public private(set) var lastRejection: ListClientError?
+    /// Which of the client's base URLs the follow asks, and how often it moved on.
+    public private(set) var instanceChoice: InstanceChoice
     private var hasEmitted = false
 
-    /// A machine for `list` with no state yet.
-    public init(list: String) { self.list = list }
+    /// A machine for `list` with no state yet, asking base URL number `instance` first.
+    public init(list: String, instance: Int = 0) {
+        self.list = list
+        instanceChoice = InstanceChoice(instance: instance)
+    }
+
+    /// The index (into ``ListClient/baseURLs``) of the instance the next request goes to.
+    public var instance: Int { instanceChoice.instance }
+
+    /// A request failed with `error` while the client has `count` base URLs.
+    /// Returns `true` when the follow moves on to the next one (see ``InstanceChoice``).
+    ///
+    /// The state is kept either way: the next request asks for what follows the
+    /// version and epoch held, now from the next instance. Instances that share
+    /// one store (PostgreSQL) serve the same versions, so the follow continues with
+    /// no reset; instances that do not (two SQLite files) answer with a reset,
+    /// which the machine applies as any other.
+    public mutating func failed(_ error: ListClientError, instances count: Int) -> Bool {
+        instanceChoice.failed(error, instances: count)
+    }
 
     /// What to do next.
     public var nextAction: Action {
@@ -90,6 +111,44 @@ public struct FollowMachine: Sendable {
     }
 }
 
+/// Which of several base URLs (listd instances on one store) a follow asks, as a
+/// value with no I/O.
+///
+/// A follow stays on its instance while it answers. When the instance fails in a
+/// way that another one may not (no answer: connection refused or reset, a timeout;
+/// or a 5xx), the follow moves to the next base URL, in order and round the end,
+/// so a dead instance is left at the first failure and the survivors are tried in
+/// turn. Errors about the request itself (4xx, an answer that breaks the contract)
+/// would be the same anywhere and keep the instance. With one base URL nothing moves.
+public struct InstanceChoice: Sendable, Equatable {
+    /// The index of the base URL asked next.
+    public private(set) var instance: Int
+    /// How many times the follow moved to another base URL.
+    public private(set) var failovers = 0
+
+    /// Starts at base URL number `instance`.
+    public init(instance: Int = 0) { self.instance = max(0, instance) }
+
+    /// Whether `error` says the instance failed, rather than the request: no answer,
+    /// or a 5xx (a 503 over the connection limit, a 502 or 504 from a proxy in front of a dead instance).
+    public static func isInstanceFailure(_ error: ListClientError) -> Bool {
+        switch error.kind {
+        case .transport: return true
+        case .problem: return (error.status ?? 0) >= 500
+        case .invalidResponse, .cancelled, .invalidRequest: return false
+        }
+    }
+
+    /// A request to ``instance`` failed with `error` while there are `count` base URLs:
+    /// moves to the next one when that may help. Returns whether it moved.
+    public mutating func failed(_ error: ListClientError, instances count: Int) -> Bool {
+        guard count > 1, Self.isInstanceFailure(error) else { return false }
+        instance = (instance % count + 1) % count
+        failovers += 1
+        return true
+    }
+}
+
 /// Exponential back-off with jitter, so that many clients that lost the server
 /// at the same moment do not all come back at the same moment.
 public struct Backoff: Sendable {
@@ -140,15 +199,43 @@ public struct FollowOptions: Sendable {
     public var minimumBackoff: Duration
     /// The back-off's largest delay.
     public var maximumBackoff: Duration
+    /// Called (on the follow's task) each time the follow moves to another base URL,
+    /// for logs and metrics; `nil` for none. It must not block.
+    public var onFailover: (@Sendable (Failover) -> Void)?
 
     /// Creates options; the defaults suit an app (30 s polls, 0.1–15 s back-off).
     public init(
         pollTimeout: Duration = .seconds(30), responseSlack: Duration = .seconds(15),
-        minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(15)
+        minimumBackoff: Duration = .milliseconds(100), maximumBackoff: Duration = .seconds(15),
+        onFailover: (@Sendable (Failover) -> Void)? = nil
     ) {
         self.pollTimeout = pollTimeout
         self.responseSlack = responseSlack
         self.minimumBackoff = minimumBackoff
         self.maximumBackoff = maximumBackoff
+        self.onFailover = onFailover
+    }
+}
+
+/// A follow left one listd instance for the next (see ``InstanceChoice``).
+public struct Failover: Sendable, Equatable {
+    /// The lists the follow follows (one for ``ListClient/follow(list:options:)``).
+    public var lists: [String]
+    /// The base URL that failed.
+    public var from: URL
+    /// The base URL the follow asks from now on.
+    public var to: URL
+    /// How it failed.
+    public var error: ListClientError
+    /// How many times this follow has moved, this one included.
+    public var count: Int
+
+    /// Creates a report.
+    public init(lists: [String], from: URL, to: URL, error: ListClientError, count: Int) {
+        self.lists = lists
+        self.from = from
+        self.to = to
+        self.error = error
+        self.count = count
     }
 }

@@ -15,6 +15,14 @@ extension ListClient {
     /// waits for its `Retry-After`. Only errors that retrying cannot fix end the
     /// sequence with an error: 400, 401, 403, and 404 before the first snapshot.
     ///
+    /// With several ``baseURLs``, the follow starts at the current one and, when its
+    /// instance fails (no answer: refused, reset, timed out; or a 5xx), retries on
+    /// the next one after the back-off, resuming from the version and epoch it holds
+    /// (see ``InstanceChoice``). Instances on one PostgreSQL store serve the same
+    /// versions, so the follow continues with no reset and no change lost or
+    /// repeated. Each move is reported to ``FollowOptions/onFailover``. With one
+    /// base URL the follow retries that one, as before.
+    ///
     /// Disposing the subscription cancels the in-flight long-poll (the transport
     /// closes its connection, so the server releases the waiter at once).
     ///
@@ -38,7 +46,7 @@ extension ListClient {
     /// Follows several lists with one long-poll (`POST /changes`): emits
     /// `(list, update)` pairs with the same meaning as ``follow(list:options:)``.
     /// A deleted list emits `.deleted` and is dropped; the sequence completes when
-    /// no list is left.
+    /// no list is left. With several ``baseURLs`` it fails over as ``follow(list:options:)`` does.
     public func follow(lists: [String], options: FollowOptions = FollowOptions()) -> Observable<ListUpdate> {
         Observable.create { observer in
             let task = Task { await self.runFollow(lists: lists, options: options, observer: observer) }
@@ -47,17 +55,18 @@ extension ListClient {
     }
 
     private func runFollow(list: String, options: FollowOptions, observer: AnyObserver<FollowUpdate>) async {
-        var machine = FollowMachine(list: list)
+        var machine = FollowMachine(list: list, instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
         while !Task.isCancelled {
             do throws(ListClientError) {
                 let update: FollowUpdate?
                 switch machine.nextAction {
                 case .fetchSnapshot:
-                    update = machine.receive(snapshot: try await self.list(list))
+                    update = machine.receive(snapshot: try await self.list(list, instance: machine.instance))
                 case .poll(let since, let epoch):
                     let answer = try await changes(
-                        of: list, since: since, epoch: epoch, timeout: options.pollTimeout, slack: options.responseSlack)
+                        of: list, since: since, epoch: epoch, timeout: options.pollTimeout, slack: options.responseSlack,
+                        instance: machine.instance)
                     update = machine.receive(answer)
                 }
                 if Task.isCancelled { return }
@@ -80,15 +89,32 @@ extension ListClient {
                     observer.onError(error)
                     return
                 case .retry(let retryAfter):
-                    let delay = retryAfter.map { backoff.next(retryAfter: $0) } ?? backoff.next()
+                    let old = machine.instance
+                    let moved = machine.failed(error, instances: baseURLs.count)
+                    if moved { reportFailover(of: [list], from: old, choice: machine.instanceChoice, error, options) }
+                    // A Retry-After is the failed instance's; the next one is asked after the plain back-off.
+                    let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
                     try? await Task.sleep(for: delay)
                 }
             }
         }
     }
 
+    /// A follow moved on from instance `old`: the client follows it, and the options hear of it.
+    private func reportFailover(
+        of lists: [String], from old: Int, choice: InstanceChoice, _ error: ListClientError, _ options: FollowOptions
+    ) {
+        failedOver(from: old, to: choice.instance)
+        guard let onFailover = options.onFailover, let from = url(instance: old),
+            let to = url(instance: choice.instance)
+        else { return }
+        onFailover(Failover(lists: lists, from: from, to: to, error: error, count: choice.failovers))
+    }
+
     private func runFollow(lists: [String], options: FollowOptions, observer: AnyObserver<ListUpdate>) async {
         var machines = Dictionary(lists.map { ($0, FollowMachine(list: $0)) }) { first, _ in first }
+        // One long-poll for all the lists, so one instance for all of them.
+        var choice = InstanceChoice(instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
         while !Task.isCancelled && !machines.isEmpty {
             do throws(ListClientError) {
@@ -99,7 +125,7 @@ extension ListClient {
                     switch machine.nextAction {
                     case .fetchSnapshot:
                         do throws(ListClientError) {
-                            let snapshot = try await self.list(list)
+                            let snapshot = try await self.list(list, instance: choice.instance)
                             updates.append(ListUpdate(list: list, update: machines[list, default: machine].receive(snapshot: snapshot)))
                         } catch where error.status == 404 {
                             updates.append(ListUpdate(list: list, update: .deleted(list: list)))
@@ -115,11 +141,12 @@ extension ListClient {
                     let answers: [String: ChangeAnswer?]
                     do throws(ListClientError) {
                         answers = try await changes(
-                            of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack)
+                            of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack,
+                            instance: choice.instance)
                     } catch where error.status == 404 {
                         // POST /changes refuses the whole request when one list is gone;
                         // ask each list once, without waiting, to find out which.
-                        answers = try await probe(since, epochs: epochs)
+                        answers = try await probe(since, epochs: epochs, instance: choice.instance)
                     }
                     for (list, answer) in answers.sorted(by: { $0.key < $1.key }) {
                         guard var machine = machines[list] else { continue }
@@ -142,7 +169,12 @@ extension ListClient {
                     observer.onError(error)
                     return
                 case .retry(let retryAfter):
-                    let delay = retryAfter.map { backoff.next(retryAfter: $0) } ?? backoff.next()
+                    let old = choice.instance
+                    let moved = choice.failed(error, instances: baseURLs.count)
+                    if moved {
+                        reportFailover(of: machines.keys.sorted(), from: old, choice: choice, error, options)
+                    }
+                    let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
                     try? await Task.sleep(for: delay)
                 }
             }
@@ -152,12 +184,13 @@ extension ListClient {
 
     /// One `GET …/changes?timeout=0` per list: its answer, or `nil` when it is deleted.
     private func probe(
-        _ since: [String: Int64], epochs: [String: String]
+        _ since: [String: Int64], epochs: [String: String], instance: Int
     ) async throws(ListClientError) -> [String: ChangeAnswer?] {
         var answers: [String: ChangeAnswer?] = [:]
         for (list, version) in since {
             do throws(ListClientError) {
-                answers[list] = try await changes(of: list, since: version, epoch: epochs[list], timeout: .zero)
+                answers[list] = try await changes(
+                    of: list, since: version, epoch: epochs[list], timeout: .zero, instance: instance)
             } catch where error.status == 404 {
                 answers[list] = .some(nil)
             }

@@ -3,8 +3,9 @@ import JSON
 import ListWire
 import Synchronization
 
-/// A client of one listd server: every REST route as an async method, and
-/// live follows of lists as observables (``follow(list:options:)``).
+/// A client of a listd server, or of several listd instances that share one
+/// store: every REST route as an async method, and live follows of lists as
+/// observables (``follow(list:options:)``).
 ///
 /// Why it takes a transport: the client logic runs in apps (with
 /// `URLSessionTransport` from ListClientNetworking) and in `listd watch`
@@ -15,25 +16,82 @@ import Synchronization
 /// let list = try await client.createList(id: "groceries", name: "Groceries")
 /// _ = try await client.patchList("groceries", [.insertSection(id: "fruit", model: ["title": "Fruit"])])
 /// ```
+///
+/// With several base URLs (instances of one cluster on PostgreSQL, docs/cluster.md),
+/// requests go to the current one, ``baseURL``. A follow that loses its instance
+/// (no answer, or a 5xx) moves to the next base URL and resumes from the version
+/// it holds, with no reset; it also makes that URL the client's current one, so
+/// later requests skip the dead instance. Other requests are never retried
+/// (a write may have committed before its answer was lost): they fail, and the
+/// caller decides.
 public final class ListClient: Sendable {
     /// The bearer token sent with every request, if any. Never logged or printed.
     public let token: String?
     /// How requests are sent.
     public let transport: any HTTPTransport
-    private let base: Mutex<URL>
+    private let addresses: Mutex<Addresses>
 
-    /// Creates a client for the server at `baseURL` (such as `http://127.0.0.1:8080`).
-    public init(baseURL: URL, token: String?, transport: any HTTPTransport) {
-        self.token = token
-        self.transport = transport
-        base = Mutex(baseURL)
+    /// The base URLs and the one requests go to now.
+    private struct Addresses {
+        var urls: [URL]
+        var current: Int
     }
 
-    /// The server's address. Setting it (after a server moved) takes effect from the
-    /// next request; running follows resume at the new address where they left off.
+    /// Creates a client for the server at `baseURL` (such as `http://127.0.0.1:8080`).
+    public convenience init(baseURL: URL, token: String?, transport: any HTTPTransport) {
+        self.init(baseURLs: [baseURL], token: token, transport: transport)
+    }
+
+    /// Creates a client for several instances of one listd cluster (such as
+    /// `http://a:8080`, `http://b:8080`), asking the first until a follow finds it dead.
+    ///
+    /// The instances must share one store (`--store postgres://…`): a follow that
+    /// moves between instances that do not share versions gets a reset instead of a
+    /// continuation. With no URL at all, every request fails with `.invalidRequest`.
+    public init(baseURLs: [URL], token: String?, transport: any HTTPTransport) {
+        self.token = token
+        self.transport = transport
+        addresses = Mutex(Addresses(urls: baseURLs, current: 0))
+    }
+
+    /// The address requests go to now: the first base URL until a follow moved
+    /// on from it. Setting it replaces all base URLs by this one; it takes effect
+    /// from the next request, and running follows resume at the new address where
+    /// they left off.
     public var baseURL: URL {
-        get { base.withLock { $0 } }
-        set { base.withLock { $0 = newValue } }
+        get {
+            // No base URL at all: a URL no request is ever built from (makeRequest refuses first).
+            url(instance: nil) ?? URL(fileURLWithPath: "/")
+        }
+        set { baseURLs = [newValue] }
+    }
+
+    /// All the base URLs, in the order follows fail over through them. Setting
+    /// them makes the first one current; running follows keep their position
+    /// (modulo the new count) and resume where they left off.
+    public var baseURLs: [URL] {
+        get { addresses.withLock { $0.urls } }
+        set { addresses.withLock { $0 = Addresses(urls: newValue, current: 0) } }
+    }
+
+    /// The index of ``baseURL`` in ``baseURLs``: where new follows start.
+    var currentInstance: Int { addresses.withLock { $0.current } }
+
+    /// A follow moved from instance `old` to `new`: make `new` current unless
+    /// another follow already moved the client on, so that several follows that
+    /// lose the same instance at once move it one step, not one step each.
+    func failedOver(from old: Int, to new: Int) {
+        addresses.withLock { addresses in
+            if addresses.current == old { addresses.current = new }
+        }
+    }
+
+    /// The base URL number `instance` (modulo their count), or the current one for `nil`.
+    func url(instance: Int?) -> URL? {
+        addresses.withLock { addresses in
+            guard !addresses.urls.isEmpty else { return nil }
+            return addresses.urls[(instance ?? addresses.current) % addresses.urls.count]
+        }
     }
 
     // MARK: - Lists
@@ -87,7 +145,12 @@ public final class ListClient: Sendable {
 
     /// `GET /lists/{list}`: the whole snapshot.
     public func list(_ id: String) async throws(ListClientError) -> ListState {
-        let body = try await json("GET", ["lists", id])
+        try await list(id, instance: nil)
+    }
+
+    /// ``list(_:)`` from base URL number `instance` (the current one for `nil`).
+    func list(_ id: String, instance: Int?) async throws(ListClientError) -> ListState {
+        let body = try await json("GET", ["lists", id], bytes: nil, instance: instance)
         return try decoded { () throws(WireError) in try ListState(json: body) }
     }
 
@@ -256,9 +319,18 @@ public final class ListClient: Sendable {
         of list: String, since: Int64, epoch: String? = nil, timeout: Duration = .seconds(30),
         slack: Duration = .seconds(15)
     ) async throws(ListClientError) -> ChangeAnswer {
+        try await changes(of: list, since: since, epoch: epoch, timeout: timeout, slack: slack, instance: nil)
+    }
+
+    /// ``changes(of:since:epoch:timeout:slack:)`` from base URL number `instance` (the current one for `nil`).
+    func changes(
+        of list: String, since: Int64, epoch: String?, timeout: Duration, slack: Duration = .seconds(15),
+        instance: Int?
+    ) async throws(ListClientError) -> ChangeAnswer {
         var query = [("since", String(since)), ("timeout", Self.seconds(timeout))]
         if let epoch { query.append(("epoch", epoch)) }
-        let answer = try await json("GET", ["lists", list, "changes"], query: query, timeout: timeout + slack)
+        let answer = try await json(
+            "GET", ["lists", list, "changes"], query: query, bytes: nil, timeout: timeout + slack, instance: instance)
         return try decoded { () throws(WireError) in try ChangeAnswer(json: answer) }
     }
 
@@ -268,12 +340,20 @@ public final class ListClient: Sendable {
         of lists: [String: Int64], epochs: [String: String] = [:], timeout: Duration = .seconds(30),
         slack: Duration = .seconds(15)
     ) async throws(ListClientError) -> [String: ChangeAnswer?] {
+        try await changes(of: lists, epochs: epochs, timeout: timeout, slack: slack, instance: nil)
+    }
+
+    /// ``changes(of:epochs:timeout:slack:)`` from base URL number `instance` (the current one for `nil`).
+    func changes(
+        of lists: [String: Int64], epochs: [String: String], timeout: Duration, slack: Duration, instance: Int?
+    ) async throws(ListClientError) -> [String: ChangeAnswer?] {
         let body: JSONValue = .object([
             "lists": .object(JSONObject(lists.map { ($0.key, .number(JSONNumber($0.value))) })),
             "epochs": .object(JSONObject(epochs.map { ($0.key, .string($0.value)) })),
         ])
         let answer = try await json(
-            "POST", ["changes"], query: [("timeout", Self.seconds(timeout))], body: body, timeout: timeout + slack)
+            "POST", ["changes"], query: [("timeout", Self.seconds(timeout))], bytes: body.serialized(),
+            timeout: timeout + slack, instance: instance)
         return try decoded { () throws(WireError) in try ChangeAnswer.manyLists(json: answer) }
     }
 
@@ -303,13 +383,15 @@ public final class ListClient: Sendable {
     }
 
     /// ``json(_:_:query:body:ifMatch:timeout:)`` with a body already written (by ListWire's writers).
+    /// `instance` picks a base URL by index (a follow's own); `nil` is the current one.
     func json(
         _ method: String, _ path: [String], query: [(String, String)] = [], bytes: [UInt8]?,
-        ifMatch: Int64? = nil, timeout: Duration = .seconds(30)
+        ifMatch: Int64? = nil, timeout: Duration = .seconds(30), instance: Int? = nil
     ) async throws(ListClientError) -> JSONValue {
         var headers: [(String, String)] = []
         if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
-        let response = try await send(method, path, query: query, headers: headers, bytes: bytes, timeout: timeout)
+        let response = try await send(
+            method, path, query: query, headers: headers, bytes: bytes, timeout: timeout, instance: instance)
         return try Self.decode(response)
     }
 
@@ -334,9 +416,10 @@ public final class ListClient: Sendable {
     /// ``send(_:_:query:headers:body:timeout:)`` with a body already written.
     func send(
         _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
-        bytes: [UInt8]?, timeout: Duration = .seconds(30)
+        bytes: [UInt8]?, timeout: Duration = .seconds(30), instance: Int? = nil
     ) async throws(ListClientError) -> ClientResponse {
-        let request = try makeRequest(method, path, query: query, headers: headers, body: bytes, timeout: timeout)
+        let request = try makeRequest(
+            method, path, query: query, headers: headers, body: bytes, timeout: timeout, instance: instance)
         do {
             return try await transport.send(request)
         } catch let error as ListClientError {
@@ -353,9 +436,11 @@ public final class ListClient: Sendable {
 
     func makeRequest(
         _ method: String, _ path: [String], query: [(String, String)], headers: [(String, String)], body: [UInt8]?,
-        timeout: Duration
+        timeout: Duration, instance: Int? = nil
     ) throws(ListClientError) -> ClientRequest {
-        let root = baseURL
+        guard let root = url(instance: instance) else {
+            throw ListClientError(kind: .invalidRequest, detail: "the client has no base URL")
+        }
         guard var components = URLComponents(url: root, resolvingAgainstBaseURL: false) else {
             throw ListClientError(kind: .invalidRequest, detail: "bad base URL \(root)")
         }

@@ -104,4 +104,10 @@ extension ListClient {
     public convenience init(baseURL: URL, token: String?) {
         self.init(baseURL: baseURL, token: token, transport: URLSessionTransport())
     }
+
+    /// A client for several instances of one listd cluster, with `URLSessionTransport`;
+    /// follows fail over from one to the next (``ListClient/init(baseURLs:token:transport:)``).
+    public convenience init(baseURLs: [URL], token: String?) {
+        self.init(baseURLs: baseURLs, token: token, transport: URLSessionTransport())
+    }
 }

@@ -3,6 +3,7 @@ import JSON
 import ListClient
 import ReactiveCore
 import ListdTestSupport
+import Synchronization
 import Testing
 
 /// The follow loop over a fake transport: requests, retries, cancellation.
@@ -176,5 +177,98 @@ import Testing
         let last = transport.requests[3]
         let lastBody = try JSONValue(parsing: last.body ?? [])
         #expect(lastBody["lists"]?["h"] == nil && lastBody["lists"]?["g"]?.int64Value == 2)
+    }
+    /// Instances by host name, each answering with its own responder (a dead one throws).
+    static func cluster(
+        _ hosts: [String], _ respond: @escaping @Sendable (String, ClientRequest) async throws -> ClientResponse
+    ) -> (FakeTransport, [URL]) {
+        let transport = FakeTransport { request, _ in try await respond(Self.instance(request), request) }
+        return (transport, hosts.compactMap { URL(string: "http://\($0).invalid:1") })
+    }
+
+    /// The instance a request went to: the first label of its host.
+    static func instance(_ request: ClientRequest) -> String {
+        String(request.url.host?.split(separator: ".").first ?? "")
+    }
+
+    @Test func aFollowWhoseInstanceDiesContinuesOnTheNextWithoutAReset() async throws {
+        struct Refused: Error {}
+        let (transport, urls) = Self.cluster(["a", "b", "c"]) { host, request in
+            switch host {
+            case "a":
+                if request.url.path == "/lists/g" { return FakeTransport.json(FollowMachineTests.snapshotV1) }
+                throw Refused()
+            case "b" where Self.query(request, "since") == "1" && Self.query(request, "epoch") == "e1":
+                return FakeTransport.json(FollowMachineTests.stagesV1toV2)
+            default:
+                return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURLs: urls, token: nil, transport: transport)
+        let failovers = Mutex<[Failover]>([])
+        var options = Self.fast
+        options.onFailover = { failover in failovers.withLock { $0.append(failover) } }
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: options), into: recorder)
+        defer { subscription.dispose() }
+        try #require(await eventually(30) { recorder.elements.count == 2 })
+        #expect(recorder.elements.map { $0.state?.version } == [1, 2])
+        guard case .changes = recorder.elements[1] else { Issue.record("not changes: \(recorder.elements[1])"); return }
+        let moves = failovers.withLock { $0 }
+        #expect(moves.count == 1)
+        #expect(moves.first?.from == urls[0] && moves.first?.to == urls[1] && moves.first?.lists == ["g"])
+        #expect(moves.first?.error.kind == .transport && moves.first?.count == 1)
+        // Later requests of the client skip the dead instance too.
+        #expect(client.baseURL == urls[1])
+        #expect(transport.requests.allSatisfy { Self.instance($0) != "c" })
+    }
+
+    @Test func aFollowGoesRoundTheListPastEveryDeadInstance() async throws {
+        struct Refused: Error {}
+        // c is dead; a answers only long-polls, b only snapshots.
+        let (transport, urls) = Self.cluster(["c", "a", "b"]) { host, request in
+            switch (host, request.url.path) {
+            case ("b", "/lists/g"): return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case ("a", "/lists/g/changes"):
+                if Self.query(request, "since") == "1" { return FakeTransport.json(FollowMachineTests.stagesV1toV2) }
+                return try await FakeTransport.park()
+            default: throw Refused()
+            }
+        }
+        let client = ListClient(baseURLs: urls, token: nil, transport: transport)
+        let count = Atomic<Int>(0)
+        var options = Self.fast
+        options.onFailover = { _ in count.add(1, ordering: .relaxed) }
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: options), into: recorder)
+        defer { subscription.dispose() }
+        try #require(await eventually(30) { recorder.elements.count == 2 })
+        #expect(recorder.elements.map { $0.state?.version } == [1, 2])
+        // Snapshot: c refused, a refused, b gave it. Poll: b refused, c refused, a answered.
+        #expect(transport.requests.prefix(6).map(Self.instance) == ["c", "a", "b", "b", "c", "a"])
+        let polls = transport.requests.filter { $0.url.path.hasSuffix("/changes") }
+        #expect(polls.prefix(3).allSatisfy { Self.query($0, "since") == "1" })
+        #expect(count.load(ordering: .relaxed) == 4)
+        #expect(recorder.error == nil)
+    }
+
+    @Test func followManyFailsOverAsAWhole() async throws {
+        struct Refused: Error {}
+        let (transport, urls) = Self.cluster(["a", "b"]) { host, request in
+            if request.method == "GET" { return FakeTransport.json(FollowMachineTests.snapshotV1) }
+            if host == "a" { throw Refused() }
+            let body = try JSONValue(parsing: request.body ?? [])
+            if body["lists"]?["g"]?.int64Value == 1 {
+                return FakeTransport.json(#"{"lists":{"g":\#(FollowMachineTests.stagesV1toV2)}}"#)
+            }
+            return try await FakeTransport.park()
+        }
+        let client = ListClient(baseURLs: urls, token: nil, transport: transport)
+        let recorder = Recorder<ListUpdate>()
+        let subscription = Self.record(client.follow(lists: ["g"], options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        try #require(await eventually(30) { recorder.elements.count == 2 })
+        #expect(recorder.elements.map { $0.update.state?.version } == [1, 2])
+        #expect(client.baseURL == urls[1])
     }
 }

@@ -114,6 +114,74 @@ import Testing
         #expect(machine.lastRejection?.detail.contains("itemExploded") == true)
     }
 
+    static let refused = ListClientError(kind: .transport, detail: "connection refused")
+
+    @Test func anInstanceThatFailsIsLeftForTheNextKeepingVersionAndEpoch() throws {
+        var machine = FollowMachine(list: "g", instance: 1)
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        #expect(machine.instance == 1)
+        let moved1 = machine.failed(Self.refused, instances: 3)
+        #expect(moved1)
+        #expect(machine.instance == 2)
+        // The follow asks the next instance for exactly what follows the state it holds.
+        #expect(machine.nextAction == .poll(since: 1, epoch: "e1"))
+        let moved2 = machine.failed(ListClientError(kind: .problem, status: 502, detail: "bad gateway"), instances: 3)
+        #expect(moved2)
+        #expect(machine.instance == 0, "round the end of the list")
+        #expect(machine.instanceChoice.failovers == 2)
+        // The next instance's answer continues the state: changes, not a reset.
+        guard case .changes(let change) = machine.receive(try Self.answer(Self.stagesV1toV2)) else {
+            Issue.record("expected changes"); return
+        }
+        #expect(change.from == 1 && change.state.version == 2)
+        #expect(machine.refetchCount == 0)
+    }
+
+    @Test(arguments: [
+        ListClientError(kind: .problem, status: 400, detail: "bad"),
+        ListClientError(kind: .problem, status: 401, detail: "token"),
+        ListClientError(kind: .problem, status: 404, detail: "gone"),
+        ListClientError(kind: .problem, status: 408, detail: "slow"),
+        ListClientError(kind: .problem, status: 429, detail: "slow down"),
+        ListClientError(kind: .invalidResponse, detail: "not JSON"),
+        ListClientError(kind: .cancelled, detail: ""),
+    ])
+    func anErrorAboutTheRequestKeepsTheInstance(error: ListClientError) {
+        var machine = FollowMachine(list: "g")
+        let moved3 = machine.failed(error, instances: 3)
+        #expect(!moved3)
+        #expect(machine.instance == 0 && machine.instanceChoice.failovers == 0)
+    }
+
+    @Test(arguments: [
+        ListClientError(kind: .transport, detail: "connection reset"),
+        ListClientError(kind: .transport, detail: "timed out"),
+        ListClientError(kind: .problem, status: 500, detail: "database unreachable"),
+        ListClientError(kind: .problem, status: 503, detail: "over the connection limit", retryAfter: 1),
+        ListClientError(kind: .problem, status: 504, detail: "gateway timeout"),
+    ])
+    func aFailedInstanceMovesOnlyWhenThereIsAnother(error: ListClientError) {
+        var single = FollowMachine(list: "g")
+        let moved4 = single.failed(error, instances: 1)
+        #expect(!moved4, "one base URL: retry it, as before")
+        #expect(single.instance == 0)
+        var pair = FollowMachine(list: "g")
+        let moved5 = pair.failed(error, instances: 2)
+        #expect(moved5)
+        #expect(pair.instance == 1)
+        let moved6 = pair.failed(error, instances: 2)
+        #expect(moved6)
+        #expect(pair.instance == 0)
+    }
+
+    @Test func anInstanceBeyondAShrunkListWrapsAround() {
+        // The client's base URLs were replaced by fewer while the follow ran.
+        var choice = InstanceChoice(instance: 4)
+        let moved7 = choice.failed(Self.refused, instances: 2)
+        #expect(moved7)
+        #expect(choice.instance == 1)
+    }
+
     @Test(arguments: 0..<20) func backoffGrowsWithJitterWithinBounds(seedless attempt: Int) {
         var backoff = Backoff(minimum: .milliseconds(100), maximum: .seconds(2))
         var last = Duration.zero

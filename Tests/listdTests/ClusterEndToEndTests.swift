@@ -1,7 +1,10 @@
 import Foundation
 import JSON
+import ListClient
+import ListClientNetworking
 import ListdTestSupport
 import Postgres
+import ReactiveCore
 import SectionDiff
 import Synchronization
 import Testing
@@ -17,11 +20,42 @@ struct ClusterEndToEndTests {
         var epoch: String
     }
 
-    /// What the follower tasks share with the test.
-    final class Shared: Sendable {
-        let alive = Mutex<[Bool]>([true, true, true])
-        let target = Mutex<Int?>(nil)
-        let outcomes = Mutex<[(Held, resets: Int, moves: Int)]>([])
+    /// What one ListClient follow reported: its latest state, and anything a
+    /// follower that moved between instances must never see.
+    final class FollowerLog: Sendable {
+        struct Seen {
+            var state: ListState?
+            var snapshots = 0
+            var resets = 0
+            /// Change answers that did not start at the version held (a change lost or repeated).
+            var gaps: [String] = []
+            var failovers: [Failover] = []
+            var error: String?
+        }
+        let seen = Mutex(Seen())
+
+        func on(_ event: Event<FollowUpdate>) {
+            seen.withLock { seen in
+                switch event {
+                case .next(.snapshot(let state)):
+                    seen.snapshots += 1
+                    seen.state = state
+                case .next(.changes(let change)):
+                    if change.from != seen.state?.version {
+                        seen.gaps.append("from \(change.from) while at \(seen.state?.version ?? -1)")
+                    }
+                    seen.state = change.state
+                case .next(.reset(let state)):
+                    seen.resets += 1
+                    seen.state = state
+                case .next(.deleted): seen.error = "deleted"
+                case .error(let error): seen.error = "\(error)"
+                case .completed: seen.error = seen.error ?? "completed"
+                }
+            }
+        }
+
+        var version: Int64? { seen.withLock { $0.state?.version } }
     }
 
     static func parked(_ server: ListdServer) async throws -> Int {
@@ -67,51 +101,33 @@ struct ClusterEndToEndTests {
             "POST", "/lists",
             body: ["id": "shared", "name": "Shared", "sections": [["id": "s", "model": [:], "items": seed] as [String: Any]]])
         #expect(created.status == 201)
-        let first = try await snapshotSections(servers[1], "shared")
-        let epoch = try JSONValue(parsing: Array(try await servers[2].get("/lists/shared").body))["epoch"]?.stringValue ?? ""
-        #expect(first.version == 1)
 
-        // Three followers parked on each instance; a follower whose instance dies moves to the next one.
-        let shared = Shared()
-        var followers: [Task<Void, any Error>] = []
+        // Three ListClient follows parked on each instance. Each client knows all three
+        // instances, its own first (as apps that list a cluster's instances in their own order).
+        let transport = URLSessionTransport()
+        let urls = servers.map(\.baseURL)
+        var logs: [FollowerLog] = []
+        var subscriptions: [any Disposable] = []
+        defer { for subscription in subscriptions { subscription.dispose() } }
         for index in 0..<9 {
-            followers.append(
-                Task { [shared, servers, first, epoch] in
-                    var instance = index % 3
-                    var held = Held(sections: first.sections, version: first.version, epoch: epoch)
-                    var resets = 0
-                    var moves = 0
-                    while true {
-                        if let target = shared.target.withLock({ $0 }), held.version >= target { break }
-                        do {
-                            if let (next, reset) = try await Self.poll(servers[instance], held, timeout: 5) {
-                                held = next
-                                if reset { resets += 1 }
-                            }
-                        } catch let error as TestFailure {
-                            throw error
-                        } catch {
-                            // The instance is gone (or the request broke): continue on the next one that lives.
-                            guard !shared.alive.withLock({ $0[instance] }) else { continue }
-                            instance = shared.alive.withLock { alive in (1...3).map { (instance + $0) % 3 }.first { alive[$0] } ?? 0 }
-                            moves += 1
-                        }
-                    }
-                    shared.outcomes.withLock { $0.append((held, resets, moves)) }
-                })
+            let client = ListClient(baseURLs: (0..<3).map { urls[(index + $0) % 3] }, token: nil, transport: transport)
+            let log = FollowerLog()
+            let options = FollowOptions(
+                pollTimeout: .seconds(5), responseSlack: .seconds(5), minimumBackoff: .milliseconds(50),
+                maximumBackoff: .seconds(1),
+                onFailover: { failover in log.seen.withLock { $0.failovers.append(failover) } })
+            subscriptions.append(client.follow(list: "shared", options: options).subscribe { log.on($0) })
+            logs.append(log)
         }
         for server in servers {
             #expect(await eventually(20) { (try? await Self.parked(server)) ?? 0 >= 3 }, "followers parked")
         }
+        #expect(logs.allSatisfy { $0.version == 1 })
 
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "ClusterEndToEndTests"))
         var acknowledged: [String] = []
         for step in 0..<60 {
-            if step == 20 {
-                let victim = servers[2].process.processIdentifier
-                shared.alive.withLock { $0[2] = false }
-                kill(victim, SIGKILL)
-            }
+            if step == 20 { kill(servers[2].process.processIdentifier, SIGKILL) }
             let instance = step < 20 ? Int.random(in: 0..<3, using: &generator) : Int.random(in: 0..<2, using: &generator)
             let item = "i\(step)"
             let reply = try await servers[instance].request(
@@ -120,21 +136,28 @@ struct ClusterEndToEndTests {
             if reply.status == 200 { acknowledged.append(item) } else { Issue.record("write \(step): \(reply.status) \(reply.text)") }
         }
         #expect(acknowledged.count == 60)
-        let final = try await snapshotSections(servers[0], "shared")
+        let final = try await ListClient(baseURL: urls[0], token: nil, transport: transport).list("shared")
         #expect(final.version == 61)
         let present = Set(final.sections.flatMap { $0.items.map(\.id) })
         #expect(Set(acknowledged).isSubset(of: present), "lost: \(Set(acknowledged).subtracting(present))")
-        shared.target.withLock { $0 = final.version }
 
-        for follower in followers { try await follower.value }
-        let results = shared.outcomes.withLock { $0 }
-        #expect(results.count == 9)
-        for (held, resets, _) in results {
-            #expect(held.version == final.version)
-            #expect(held.sections == final.sections)
-            #expect(resets == 0, "a follower was reset")
+        #expect(await eventually(60) { logs.allSatisfy { $0.version == final.version } }, "every follower reached the end")
+        for subscription in subscriptions { subscription.dispose() }
+        for (index, log) in logs.enumerated() {
+            let seen = log.seen.withLock { $0 }
+            #expect(seen.state == final, "follower \(index) at \(seen.state?.version ?? -1)")
+            #expect(seen.snapshots == 1 && seen.resets == 0, "follower \(index): a reset")
+            #expect(seen.gaps.isEmpty, "follower \(index): \(seen.gaps)")
+            #expect(seen.error == nil, "follower \(index): \(seen.error ?? "")")
+            if index % 3 == 2 {
+                // Its instance died: the follow moved on, to the next instance in its client's list.
+                #expect(seen.failovers.first?.from == urls[2] && seen.failovers.first?.to == urls[0], "follower \(index)")
+            } else {
+                #expect(seen.failovers.isEmpty, "follower \(index) left a live instance: \(seen.failovers)")
+            }
         }
-        #expect(results.filter { $0.moves > 0 }.count >= 3, "the killed instance's followers moved on")
+        let moved = logs.filter { log in log.seen.withLock { $0.failovers.contains { $0.from == urls[2] } } }
+        #expect(moved.count == 3, "the killed instance's followers moved on")
     }
 
     @Test func killingTheListenSessionLeavesNoFollowerWaiting() async throws {
@@ -153,6 +176,15 @@ struct ClusterEndToEndTests {
             let started = ContinuousClock.now
             let follower = Task { try await Self.poll(servers[1], before, timeout: 30) }
             #expect(await eventually(10) { (try? await Self.parked(servers[1])) ?? 0 >= 1 })
+            // Both instances listen again after the previous round's cut (a loaded machine
+            // may take longer to reconnect than a round takes), so that both are cut now.
+            #expect(
+                await eventually(10) {
+                    let sessions = try? admin.query(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                            + "AND application_name = 'listd-listen'")[0].int64(0)
+                    return sessions == 2
+                }, "round \(round): both instances listening")
             // Cut every instance's listening session, then write at once on the other instance.
             let killed = try admin.query(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() "
