@@ -124,7 +124,7 @@ let package = Package(
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",
             exclude: [
-                "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua", "query.sh", "lib.sh",
+                "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua", "query.sh", "lib.sh", "compare.sh",
                 "update-query.lua",
             ]
         ),
