@@ -128,7 +128,8 @@ final class GatedStore: Store {
     func replace(
         _ list: Identifier, name: String?, sections: [NewSection], indexes: [[String]], expectedVersion: Int64?
     ) async throws(StoreError) -> WriteResult {
-        try await inner.replace(list, name: name, sections: sections, indexes: indexes, expectedVersion: expectedVersion)
+        try await inner.replace(
+            list, name: name, sections: sections, indexes: indexes, expectedVersion: expectedVersion)
     }
 
     func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError) {

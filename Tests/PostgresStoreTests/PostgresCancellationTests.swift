@@ -34,7 +34,8 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]).id
+                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+            ).id
 
             gate.arm()
             let first = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }
@@ -62,7 +63,8 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]).id
+                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+            ).id
 
             gate.arm()
             let write = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }
@@ -82,7 +84,8 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]).id
+                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+            ).id
 
             gate.arm()
             let write = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }
@@ -112,7 +115,8 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]).id
+                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+            ).id
 
             // Watched from a session of its own: inside the lock's transaction,
             // pg_stat_activity would show the snapshot it took at its first read.

@@ -126,7 +126,11 @@ final class ChangeComputer: Sendable {
             // call: that is no answer for the others, who ask again (one of
             // them computes). Any other failure is the question's, shared.
             let shared: Outcome
-            if case .failure(let error) = outcome, error.kind == .cancelled { shared = .retry } else { shared = outcome }
+            if case .failure(let error) = outcome, error.kind == .cancelled {
+                shared = .retry
+            } else {
+                shared = outcome
+            }
             for continuation in waiting { continuation.resume(returning: shared) }
             switch outcome {
             case .answer(let answer): return answer
