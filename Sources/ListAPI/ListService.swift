@@ -124,16 +124,14 @@ public final class ListService: HTTPHandler {
                     finish(context, responder, problem(for: error).response())
                 }
             case .async(let body):
-                // The client going away cancels the task, and the store skips
-                // the calls it has not started (see StoreError.Kind.cancelled).
-                let task = Task {
+                let finishing = Responder.Finishing(service: self, context: context, responder: responder)
+                finishing.task { [self] in
                     do {
-                        finish(context, responder, try await body(self, context))
+                        finishing.respond(try await body(self, context))
                     } catch {
-                        finish(context, responder, problem(for: error).response())
+                        finishing.respond(problem(for: error).response())
                     }
                 }
-                responder.onCancel { task.cancel() }
             case .custom(let body):
                 body(self, context, Responder.Finishing(service: self, context: context, responder: responder))
             }
@@ -253,5 +251,15 @@ extension Responder {
         func fail(_ problem: Problem) { respond(problem.response()) }
         /// Runs `body` when the client goes away before it is answered.
         func onCancel(_ body: @escaping @Sendable () -> Void) { responder.onCancel(body) }
+
+        /// Runs `body` in a task that the client going away cancels, so the
+        /// store skips the calls it has not started (see StoreError.Kind.cancelled).
+        ///
+        /// Every task a route starts for its request goes through here: a bare
+        /// `Task {}` would outlive its client and still read or write.
+        func task(_ body: @escaping @Sendable () async -> Void) {
+            let task = Task { await body() }
+            responder.onCancel { task.cancel() }
+        }
     }
 }

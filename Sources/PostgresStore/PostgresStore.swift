@@ -21,6 +21,8 @@ import Synchronization
 /// instance's own.
 public final class PostgresStore: Store {
     struct PendingWrite: Sendable {
+        /// Set when the caller's task is cancelled: a writer session skips the job if it has not started it.
+        let cancellation: CancellationFlag
         /// The lists whose rows the write needs locked (none for a new list).
         let lists: [Identifier]
         /// A read run on the writer's session for its rank indexes (net
@@ -235,44 +237,79 @@ public final class PostgresStore: Store {
 
     // MARK: Submitting work
 
+    // Cancellation, as in SQLiteStore: a call whose task is cancelled before a
+    // writer or reader session takes its job up fails with `cancelled` and
+    // does nothing. Once a session has started the job it runs to its end: a
+    // write is never torn, and one that committed is answered as committed
+    // (its commit is recorded, notified and published either way).
+
     private func write<T: Sendable>(
         locking lists: [Identifier], readOnly: Bool = false,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            let pending = PendingWrite(
-                lists: lists, readOnly: readOnly,
-                run: { writer throws(StoreError) in
-                    let (value, commits) = try body(writer, Self.nowMilliseconds())
-                    return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
-                },
-                fail: { continuation.resume(returning: .failure($0)) })
-            if !writes.enqueue(pending) {
-                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+        let cancellation = CancellationFlag()
+        let result: Result<T, StoreError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(.cancelledBeforeStart))
+                    return
+                }
+                let pending = PendingWrite(
+                    cancellation: cancellation, lists: lists, readOnly: readOnly,
+                    run: { writer throws(StoreError) in
+                        let (value, commits) = try body(writer, Self.nowMilliseconds())
+                        return CompletedWrite(
+                            commits: commits, succeed: { continuation.resume(returning: .success(value)) })
+                    },
+                    fail: { continuation.resume(returning: .failure($0)) })
+                if !writes.enqueue(pending) {
+                    continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
+                }
             }
+        } onCancel: {
+            cancellation.cancel()
         }
         return try result.get()
     }
 
+    /// How many jobs (writes and net-change reads) wait for a writer session (for tests that need one queued).
+    package var queuedWrites: Int { writes.count }
+
+    /// How many reads wait for a reader session (for tests that need one queued).
+    package var queuedReads: Int { reads.count }
+
     private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
         async throws(StoreError) -> T
     {
-        let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
-            let job: ReadJob = { reader, openError in
-                guard let reader else {
-                    continuation.resume(
-                        returning: .failure(openError ?? StoreError(.storageFailure, "no reader session")))
+        let cancellation = CancellationFlag()
+        let result: Result<T, StoreError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(.cancelledBeforeStart))
                     return
                 }
-                do throws(StoreError) {
-                    continuation.resume(returning: .success(try body(reader)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+                let job: ReadJob = { reader, openError in
+                    if cancellation.isCancelled {
+                        continuation.resume(returning: .failure(.cancelledBeforeStart))
+                        return
+                    }
+                    guard let reader else {
+                        continuation.resume(
+                            returning: .failure(openError ?? StoreError(.storageFailure, "no reader session")))
+                        return
+                    }
+                    do throws(StoreError) {
+                        continuation.resume(returning: .success(try body(reader)))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
+                }
+                if !reads.enqueue(job) {
+                    continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
                 }
             }
-            if !reads.enqueue(job) {
-                continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
-            }
+        } onCancel: {
+            cancellation.cancel()
         }
         return try result.get()
     }
@@ -471,8 +508,16 @@ struct PostgresWriterLoop {
                 continue
             }
             pruneDue = true
-            let reads = batch.filter(\.readOnly)
-            let changes = batch.filter { !$0.readOnly }
+            // Jobs whose callers left while queued are skipped before any
+            // statement, so they lock no rows; one cancelled after this is
+            // skipped just before it starts.
+            let live = batch.filter { job in
+                guard job.cancellation.isCancelled else { return true }
+                job.fail(.cancelledBeforeStart)
+                return false
+            }
+            let reads = live.filter(\.readOnly)
+            let changes = live.filter { !$0.readOnly }
             if !reads.isEmpty { answer(reads) }
             if !changes.isEmpty { commit(changes) }
         }
@@ -559,6 +604,10 @@ struct PostgresWriterLoop {
         var answered: [PostgresStore.CompletedWrite] = []
         var failed: [(PostgresStore.PendingWrite, StoreError)] = []
         for job in jobs {
+            if job.cancellation.isCancelled {
+                failed.append((job, .cancelledBeforeStart))
+                continue
+            }
             do throws(StoreError) {
                 answered.append(try job.run(writer))
             } catch {
@@ -602,6 +651,11 @@ struct PostgresWriterLoop {
         var failed: [(PostgresStore.PendingWrite, StoreError)] = []
         var broken: PostgresError?
         for write in batch {
+            // Not started yet, so a cancelled caller's write is skipped, not torn.
+            if write.cancellation.isCancelled {
+                failed.append((write, .cancelledBeforeStart))
+                continue
+            }
             do throws(PostgresError) {
                 try connection.enqueue("SAVEPOINT write")
             } catch {

@@ -14,16 +14,22 @@ import Testing
 /// The service driven in process: requests are values handed to
 /// `ListService.handle`, answers land in an ``InProcessExchange`` through the
 /// server's in-process responder seam; the store is a real SQLiteStore on a
-/// temporary file. No sockets, no binary: what the routes, the change hub, the
+/// temporary file, seen through a ``GatedStore`` that can hold its calls. No sockets, no binary: what the routes, the change hub, the
 /// change computer and the commit router do can be tested directly.
 final class InProcessService: Sendable {
     let service: ListService
     let store: SQLiteStore
+    /// The store as the service sees it.
+    let gated: GatedStore
     let gate: WriterGate
     private let directory: URL
 
     /// A service over a fresh store whose writer can be held (``WriterGate``).
-    static func make(tick: Duration = .milliseconds(10)) async throws -> InProcessService {
+    /// `prepare` writes to the store before the service exists, so the
+    /// service knows nothing of what it wrote (no heads, no cached snapshots).
+    static func make(
+        tick: Duration = .milliseconds(10), prepare: (SQLiteStore) async throws -> Void = { _ in }
+    ) async throws -> InProcessService {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("listapi-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -33,14 +39,17 @@ final class InProcessService: Sendable {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Migrations", isDirectory: true)
         let store = try await SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        try await prepare(store)
+        let gated = GatedStore(store)
         let service = ListService(
-            store: store, configuration: ServiceConfiguration(timeoutTick: tick), logger: Logger(label: "listd.test"))
-        return InProcessService(service: service, store: store, gate: gate, directory: directory)
+            store: gated, configuration: ServiceConfiguration(timeoutTick: tick), logger: Logger(label: "listd.test"))
+        return InProcessService(service: service, store: store, gated: gated, gate: gate, directory: directory)
     }
 
-    private init(service: ListService, store: SQLiteStore, gate: WriterGate, directory: URL) {
+    private init(service: ListService, store: SQLiteStore, gated: GatedStore, gate: WriterGate, directory: URL) {
         self.service = service
         self.store = store
+        self.gated = gated
         self.gate = gate
         self.directory = directory
     }

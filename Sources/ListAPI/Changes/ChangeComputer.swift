@@ -45,6 +45,12 @@ final class ChangeComputer: Sendable {
     /// How many answers were computed (not shared); for tests and metrics.
     var computationCount: Int { computations.load(ordering: .relaxed) }
 
+    /// How many askers wait for the computation of `question` in flight
+    /// (not counting the one computing it); for tests.
+    func waiting(for question: Question) -> Int {
+        state.withLock { $0.inFlight[question]?.count ?? 0 }
+    }
+
     init(store: any Store, router: CommitRouter, recentCapacity: Int = 4096) {
         self.store = store
         self.router = router
@@ -116,7 +122,16 @@ final class ChangeComputer: Sendable {
                 if case .answer(let answer) = outcome { remember(answer, for: question, in: &state) }
                 return waiting
             }
-            for continuation in waiting { continuation.resume(returning: outcome) }
+            // The computing asker's client left and the store skipped its
+            // call: that is no answer for the others, who ask again (one of
+            // them computes). Any other failure is the question's, shared.
+            let shared: Outcome
+            if case .failure(let error) = outcome, error.kind == .cancelled {
+                shared = .retry
+            } else {
+                shared = outcome
+            }
+            for continuation in waiting { continuation.resume(returning: shared) }
             switch outcome {
             case .answer(let answer): return answer
             case .failure(let error): throw error

@@ -25,7 +25,7 @@ extension ListService {
             return changes(
                 of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, context, responder)
         }
-        Task {
+        responder.task { [self] in
             do throws(Problem) {
                 let head = try await head(of: list)
                 changes(
@@ -57,7 +57,7 @@ extension ListService {
             case .changed: break
             }
         }
-        Task {
+        responder.task { [self] in
             do throws(StoreError) {
                 let answer = try await computer.answer(
                     .init(list: head.id, from: version, epoch: epoch, maxChanges: maxChanges))
@@ -123,7 +123,7 @@ extension ListService {
         } catch {
             return responder.fail(error)
         }
-        Task {
+        responder.task { [self] in
             do throws(Problem) {
                 var heads: [Identifier: ListHead] = [:]
                 for list in since.keys { heads[list] = try await head(of: list) }

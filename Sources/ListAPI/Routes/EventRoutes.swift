@@ -71,7 +71,7 @@ extension ListService {
         _ requested: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?, _ context: Context,
         _ responder: Responder.Finishing
     ) {
-        Task {
+        responder.task { [self] in
             var cursors = requested
             do throws(Problem) {
                 for (list, cursor) in requested.sorted(by: { $0.key < $1.key }) {

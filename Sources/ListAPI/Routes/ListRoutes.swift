@@ -85,7 +85,7 @@ extension ListService {
         if let head = router.head(of: list), let entry = cache.entry(for: head) {
             return responder.respond(snapshotResponse(context, entry))
         }
-        Task {
+        responder.task { [self] in
             do throws(Problem) {
                 responder.respond(snapshotResponse(context, try await currentSnapshot(list)))
             } catch {
