@@ -40,7 +40,8 @@ struct MigrationTargetTests {
             #expect(
                 try Self.tables(db).sorted() == [
                     "commits", "history", "item_values", "items", "list_index_paths", "list_indexes",
-                    "list_text_indexes", "lists", "schema_migrations", "sections", "versions",
+                    "list_text_indexes", "lists", "renumbered_keys", "renumberings", "schema_migrations", "sections",
+                    "versions",
                 ])
             let recorded = try migrator.applied(db)
             #expect(recorded.map(\.checksum) == migrator.migrations.map(\.checksum))
