@@ -41,6 +41,8 @@ public final class SQLiteStore: Store {
     private let feed = CommitFeed()
     private let statistics = Statistics()
     private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
+    /// Set once the writer thread has the database open.
+    private let checkpointer = Mutex<Checkpointer?>(nil)
 
     /// Opens (creating when missing) the database at `path`, applies the
     /// migrations of ``StoreConfiguration/migrationsDirectory``, and starts the
@@ -49,7 +51,7 @@ public final class SQLiteStore: Store {
         self.path = path
         self.configuration = configuration
         let readers = max(1, configuration.readers)
-        self.threadsRunning = Mutex((count: 1 + readers, waiters: []))
+        self.threadsRunning = Mutex((count: 2 + readers, waiters: []))
         let opened: Result<Void, StoreError> = await withCheckedContinuation { continuation in
             startWriter(ready: { continuation.resume(returning: $0) })
         }
@@ -64,6 +66,7 @@ public final class SQLiteStore: Store {
     deinit {
         writes.close(wakingThreads: 1)
         reads.close(wakingThreads: max(1, configuration.readers))
+        checkpointer.withLock { $0?.stop() }
     }
 
     /// Finishes queued work, stops the threads and closes the connections.
@@ -72,6 +75,7 @@ public final class SQLiteStore: Store {
         let readers = max(1, configuration.readers)
         writes.close(wakingThreads: 1)
         reads.close(wakingThreads: readers)
+        checkpointer.withLock { $0?.stop() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = threadsRunning.withLock { state in
                 if state.count == 0 { return true }
@@ -307,6 +311,9 @@ public final class SQLiteStore: Store {
         let statistics = self.statistics
         // The thread must not keep the store alive, or deinit would never run.
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
+        let started: @Sendable (Checkpointer) -> Void = { [weak self] checkpointer in
+            self?.checkpointer.withLock { $0 = checkpointer }
+        }
         let thread = Thread {
             defer { exited() }
             // One process per file: a second one would serve what it cached and
@@ -332,6 +339,14 @@ public final class SQLiteStore: Store {
                 ready(.failure(StoreError(.storageFailure, "cannot open the database at \(path): \(error)")))
                 return
             }
+            let checkpointer = Checkpointer(path: path, options: options, exited: exited)
+            do {
+                try connection.handOffCheckpoints(
+                    atPages: Checkpointer.pages, backstopPages: Checkpointer.backstopPages, due: { checkpointer.due() })
+            } catch {
+                // The connection keeps SQLite's own checkpoints.
+            }
+            started(checkpointer)
             ready(.success(()))
             let writer = ListWriter(db: Database(connection: connection), configuration: configuration)
             WriterLoop(writer: writer, writes: writes, feed: feed, statistics: statistics).run()

@@ -30,6 +30,8 @@ public final class Connection {
 
     let database: DatabaseHandle
     private var cache: StatementCache
+    /// Kept alive for SQLite's WAL hook (``handOffCheckpoints(atPages:backstopPages:due:)``).
+    private var checkpointHook: CheckpointHook?
     private var savepointDepth = 0
 
     /// Opens (and by default creates) the database at `path` and configures it.
@@ -93,6 +95,7 @@ public final class Connection {
     public func close() {
         cache.removeAll()
         database.close()
+        checkpointHook = nil
     }
 
     /// Whether `close()` has been called.
@@ -451,6 +454,36 @@ public final class Connection {
         return CheckpointResult(logFrames: Int(logFrames), checkpointedFrames: Int(checkpointed))
     }
 
+    /// Leaves the WAL's checkpoints to another connection (usually on another
+    /// thread): after a commit that leaves at least `pages` frames in the log,
+    /// `due` is called on the committing thread (it should only signal), and
+    /// this connection does not checkpoint, unless the log has grown past
+    /// `backstopPages` (the other connection fell behind), when it does, as
+    /// SQLite's own autocheckpoint would. Replaces `PRAGMA wal_autocheckpoint`.
+    ///
+    /// Why: a checkpoint copies the log into the database file and syncs it.
+    /// Done by the committing connection, the next transaction waits for that
+    /// copy; done beside it, it does not (WAL lets a checkpoint run beside a
+    /// writer).
+    public func handOffCheckpoints(atPages pages: Int, backstopPages: Int, due: @escaping @Sendable () -> Void) throws(SQLiteError) {
+        let db = try database.checkOpen()
+        let hook = CheckpointHook(pages: Int32(clamping: pages), backstop: Int32(clamping: backstopPages), due: due)
+        checkpointHook = hook
+        sqlite3_wal_hook(
+            db,
+            { context, db, name, frames in
+                guard let context else { return SQLITE_OK }
+                let hook = Unmanaged<CheckpointHook>.fromOpaque(context).takeUnretainedValue()
+                if frames >= hook.backstop {
+                    // Passive: copies what readers allow and never waits.
+                    _ = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                } else if frames >= hook.pages {
+                    hook.due()
+                }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(hook).toOpaque())
+    }
+
     /// Runs `PRAGMA integrity_check` and returns its complaints; an intact
     /// database gives `[]`.
     public func integrityCheck() throws(SQLiteError) -> [String] {
@@ -465,3 +498,16 @@ public final class Connection {
 
 @available(*, unavailable)
 extension Connection: Sendable {}
+
+/// What SQLite's WAL hook of a connection needs (see ``Connection/handOffCheckpoints(atPages:backstopPages:due:)``).
+private final class CheckpointHook {
+    let pages: Int32
+    let backstop: Int32
+    let due: @Sendable () -> Void
+
+    init(pages: Int32, backstop: Int32, due: @escaping @Sendable () -> Void) {
+        self.pages = pages
+        self.backstop = backstop
+        self.due = due
+    }
+}
