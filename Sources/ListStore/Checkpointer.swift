@@ -28,6 +28,7 @@ final class Checkpointer: Sendable {
     /// `exited` is called when the thread ends.
     init(path: String, options: ConnectionOptions, exited: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
+            Thread.current.name = "store-checkpt"  // Linux keeps at most 15 characters
             defer { exited() }
             var connection: Connection?
             while true {
@@ -42,7 +43,6 @@ final class Checkpointer: Sendable {
             }
             connection?.close()
         }
-        thread.name = "listd-store-checkpointer"
         thread.start()
     }
 

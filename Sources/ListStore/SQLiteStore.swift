@@ -315,6 +315,7 @@ public final class SQLiteStore: Store {
             self?.checkpointer.withLock { $0 = checkpointer }
         }
         let thread = Thread {
+            Thread.current.name = "store-writer"  // Linux keeps at most 15 characters
             defer { exited() }
             // One process per file: a second one would serve what it cached and
             // never hear the first one's commits. Held until this thread ends.
@@ -352,7 +353,6 @@ public final class SQLiteStore: Store {
             WriterLoop(writer: writer, writes: writes, feed: feed, statistics: statistics).run()
             connection.close()
         }
-        thread.name = "listd-store-writer"
         thread.start()
     }
 
@@ -382,6 +382,7 @@ public final class SQLiteStore: Store {
         let reads = self.reads
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let thread = Thread {
+            Thread.current.name = "store-reader-\(index)"  // Linux keeps at most 15 characters
             defer { exited() }
             var connection: Connection?
             var openError: StoreError?
@@ -396,7 +397,6 @@ public final class SQLiteStore: Store {
             }
             connection?.close()
         }
-        thread.name = "listd-store-reader-\(index)"
         thread.start()
     }
 }

@@ -68,6 +68,7 @@ public final class CommitListener: Sendable {
         state.withLock { $0.running = true }
         let started: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
             let thread = Thread { [self] in
+                Thread.current.name = "listd-listen"  // Linux keeps at most 15 characters
                 let connection: Connection
                 let provenAt: Int64
                 do throws(PostgresError) {
@@ -81,7 +82,6 @@ public final class CommitListener: Sendable {
                 continuation.resume(returning: .success(()))
                 self.run(connection, provenAt: provenAt)
             }
-            thread.name = "listd-listen"
             thread.start()
         }
         try started.get()

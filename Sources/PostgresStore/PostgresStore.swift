@@ -388,6 +388,7 @@ public final class PostgresStore: Store {
             return perWriter
         }()
         let thread = Thread {
+            Thread.current.name = "pg-writer-\(index)"  // Linux keeps at most 15 characters
             defer { exited() }
             let connection: Connection
             do {
@@ -402,7 +403,6 @@ public final class PostgresStore: Store {
                 publishOrder: publishOrder, counted: counted, built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
             loop.run()
         }
-        thread.name = "listd-pg-writer-\(index)"
         thread.start()
     }
 
@@ -413,6 +413,7 @@ public final class PostgresStore: Store {
         let reads = self.reads
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let thread = Thread {
+            Thread.current.name = "pg-reader-\(index)"  // Linux keeps at most 15 characters
             defer { exited() }
             var connection: Connection?
             var reader: ListReader?
@@ -436,7 +437,6 @@ public final class PostgresStore: Store {
             }
             connection?.close()
         }
-        thread.name = "listd-pg-reader-\(index)"
         thread.start()
     }
 }
