@@ -588,12 +588,17 @@ package final class ListWriter {
         var newFloor = max(floor, version - configuration.historyVersions)
         let cutoff = now - ageMilliseconds
         // The state at V stays while it was current within the window, i.e. V+1 committed after the cutoff.
+        // Looked for among the next `Self.ageScan` versions only: a write's cost must not grow
+        // with the history (PostgreSQL's cached plan for this statement, made while the table was
+        // small, read every version of the list and sorted them). None there: all of them aged out,
+        // and the floor moves past them; the next writes look further.
+        let window = floor + Self.ageScan
         let firstRecent = try db.first(
             """
-            SELECT version FROM versions WHERE list_id = ? AND version > ? AND committed_at >= ?
+            SELECT version FROM versions WHERE list_id = ? AND version > ? AND version <= ? AND committed_at >= ?
             ORDER BY version LIMIT 1
-            """, list.sql, floor.sql, cutoff.sql, read: { $0.int64(0) })
-        newFloor = max(newFloor, min(version, (firstRecent ?? (version + 1)) - 1))
+            """, list.sql, floor.sql, window.sql, cutoff.sql, read: { $0.int64(0) })
+        newFloor = max(newFloor, min(version, (firstRecent ?? (window + 1)) - 1))
         if newFloor != floor {
             try db.run("UPDATE lists SET history_floor = ? WHERE id = ?", newFloor.sql, list.sql)
         }
@@ -650,6 +655,9 @@ package final class ListWriter {
         }
         return more
     }
+
+    /// Versions above the floor that one write looks at for the age limit.
+    static let ageScan: Int64 = 64
 
     private var ageMilliseconds: Int64 {
         let (seconds, attoseconds) = configuration.historyAge.components

@@ -417,12 +417,18 @@ struct WriterLoop {
 
     func run() {
         var pruneDue = true
+        var lastIdleLook = ContinuousClock.now
         while let batch = writes.take(
             max: max(1, writer.configuration.maxWritesPerCommit), timeout: .now() + .seconds(1))
         {
             if batch.isEmpty {
                 // Idle: spend the time on history nobody is writing to.
-                if pruneDue { pruneDue = pruneIdle() }
+                // Also every few seconds when the last look found nothing: history
+                // that was not old enough then ages out without another write.
+                if pruneDue || ContinuousClock.now - lastIdleLook >= .seconds(5) {
+                    lastIdleLook = .now
+                    pruneDue = pruneIdle()
+                }
                 continue
             }
             pruneDue = true

@@ -494,13 +494,19 @@ struct PostgresWriterLoop {
     mutating func run() {
         var lastPrune = ContinuousClock.now
         var pruneDue = true
+        var lastIdleLook = ContinuousClock.now
         while let batch = writes.take(
             max: max(1, configuration.maxWritesPerCommit), timeout: .now() + .seconds(1))
         {
             if !connection.isOpen { reconnect() }
             guard !batch.isEmpty else {
                 // Idle: spend the time on history nobody is writing to, as SQLiteStore does.
-                if pruneDue { pruneDue = pruneIdleLists() }
+                // Also every few seconds when the last look found nothing: history
+                // that was not old enough then ages out without another write.
+                if pruneDue || ContinuousClock.now - lastIdleLook >= .seconds(5) {
+                    lastIdleLook = .now
+                    pruneDue = pruneIdleLists()
+                }
                 if ContinuousClock.now - lastPrune >= .seconds(60) {
                     lastPrune = .now
                     pruneCommitRecords()
