@@ -29,7 +29,6 @@ public final class SQLiteStore: Store {
         let succeed: @Sendable () -> Void
     }
 
-    typealias ReadJob = @Sendable (ListReader?, StoreError?) -> Void
 
     /// The database file.
     public let path: String
@@ -240,44 +239,7 @@ public final class SQLiteStore: Store {
     private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
         async throws(StoreError) -> T
     {
-        let cancellation = CancellationFlag()
-        let result: Result<T, StoreError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume(returning: .failure(.cancelledBeforeStart))
-                    return
-                }
-                enqueueRead(body, cancellation: cancellation, continuation)
-            }
-        } onCancel: {
-            cancellation.cancel()
-        }
-        return try result.get()
-    }
-
-    private func enqueueRead<T: Sendable>(
-        _ body: @escaping @Sendable (ListReader) throws(StoreError) -> T, cancellation: CancellationFlag,
-        _ continuation: CheckedContinuation<Result<T, StoreError>, Never>
-    ) {
-        let job: ReadJob = { reader, openError in
-            if cancellation.isCancelled {
-                continuation.resume(returning: .failure(.cancelledBeforeStart))
-                return
-            }
-            guard let reader else {
-                continuation.resume(
-                    returning: .failure(openError ?? StoreError(.storageFailure, "no reader connection")))
-                return
-            }
-            do throws(StoreError) {
-                continuation.resume(returning: .success(try body(reader)))
-            } catch {
-                continuation.resume(returning: .failure(error))
-            }
-        }
-        if !reads.enqueue(job) {
-            continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
-        }
+        try await cancellableRead(on: reads, noReader: "no reader connection", body)
     }
 
     static func nowMilliseconds() -> Int64 {

@@ -37,7 +37,6 @@ public final class PostgresStore: Store {
         let succeed: @Sendable () -> Void
     }
 
-    typealias ReadJob = @Sendable (ListReader?, StoreError?) -> Void
 
     /// The database URL without its password.
     public let displayName: String
@@ -281,37 +280,7 @@ public final class PostgresStore: Store {
     private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
         async throws(StoreError) -> T
     {
-        let cancellation = CancellationFlag()
-        let result: Result<T, StoreError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume(returning: .failure(.cancelledBeforeStart))
-                    return
-                }
-                let job: ReadJob = { reader, openError in
-                    if cancellation.isCancelled {
-                        continuation.resume(returning: .failure(.cancelledBeforeStart))
-                        return
-                    }
-                    guard let reader else {
-                        continuation.resume(
-                            returning: .failure(openError ?? StoreError(.storageFailure, "no reader session")))
-                        return
-                    }
-                    do throws(StoreError) {
-                        continuation.resume(returning: .success(try body(reader)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
-                }
-                if !reads.enqueue(job) {
-                    continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
-                }
-            }
-        } onCancel: {
-            cancellation.cancel()
-        }
-        return try result.get()
+        try await cancellableRead(on: reads, noReader: "no reader session", body)
     }
 
     static func nowMilliseconds() -> Int64 {
