@@ -641,7 +641,7 @@ package final class ListWriter {
             "SELECT DISTINCT list_id FROM versions WHERE committed_at < ? LIMIT 16", [cutoff.sql]
         ) { $0.identifier(0) }
         lists += try db.rows(
-            "SELECT id FROM lists WHERE history_pruned < history_floor LIMIT 16", []
+            "SELECT id FROM lists WHERE history_pruned < history_floor ORDER BY id LIMIT 16", []
         ) { $0.identifier(0) }
         return Set(lists).sorted { $0.rawValue < $1.rawValue }
     }
