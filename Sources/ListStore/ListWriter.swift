@@ -15,6 +15,9 @@ package final class ListWriter {
     /// The rank indexes of hot lists, kept at the committed (or, inside a
     /// write, the written) state; see ``HotLists``.
     let hot: HotLists
+    /// Per list, a time before which its history cannot age out (see
+    /// ``prune(_:now:maxVersions:known:)``); dropped when a write rolls back.
+    var ageQuietUntil: [Identifier: Int64] = [:]
 
     package init(db: Database, configuration: StoreConfiguration) {
         self.db = db
@@ -592,13 +595,21 @@ package final class ListWriter {
         // with the history (PostgreSQL's cached plan for this statement, made while the table was
         // small, read every version of the list and sorted them). None there: all of them aged out,
         // and the floor moves past them; the next writes look further.
-        let window = floor + Self.ageScan
-        let firstRecent = try db.first(
-            """
-            SELECT version FROM versions WHERE list_id = ? AND version > ? AND version <= ? AND committed_at >= ?
-            ORDER BY version LIMIT 1
-            """, list.sql, floor.sql, window.sql, cutoff.sql, read: { $0.int64(0) })
-        newFloor = max(newFloor, min(version, (firstRecent ?? (window + 1)) - 1))
+        // Skipped while the first version above the floor is known to be recent: the last look
+        // found version V committed at T, so until T + age no version at or above V ages out, and
+        // the floor only rises (times from other instances' clocks can only delay pruning).
+        if ageQuietUntil[list].map({ now >= $0 }) ?? true {
+            let window = floor + Self.ageScan
+            let firstRecent = try db.first(
+                """
+                SELECT version, committed_at FROM versions
+                WHERE list_id = ? AND version > ? AND version <= ? AND committed_at >= ?
+                ORDER BY version LIMIT 1
+                """, list.sql, floor.sql, window.sql, cutoff.sql, read: { ($0.int64(0), $0.int64(1)) })
+            newFloor = max(newFloor, min(version, (firstRecent?.0 ?? (window + 1)) - 1))
+            if ageQuietUntil.count >= Self.ageHintLimit { ageQuietUntil.removeAll(keepingCapacity: true) }
+            ageQuietUntil[list] = firstRecent.map { $0.1 + ageMilliseconds }
+        }
         if newFloor != floor {
             try db.run("UPDATE lists SET history_floor = ? WHERE id = ?", newFloor.sql, list.sql)
         }
@@ -658,6 +669,9 @@ package final class ListWriter {
 
     /// Versions above the floor that one write looks at for the age limit.
     static let ageScan: Int64 = 64
+
+    /// Lists whose ``ageQuietUntil`` one writer remembers before it forgets them all.
+    static let ageHintLimit = 65_536
 
     private var ageMilliseconds: Int64 {
         let (seconds, attoseconds) = configuration.historyAge.components

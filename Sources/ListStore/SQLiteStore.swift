@@ -421,13 +421,13 @@ struct WriterLoop {
                 broken = error
                 break
             }
-            writer.hot.beginWrite()
+            writer.writeStarted()
             do throws(StoreError) {
                 let completed = try write.run(writer)
                 try db.execute("RELEASE write")
                 succeeded.append((write, completed))
             } catch {
-                writer.hot.evictWrite()
+                writer.writeRolledBack()
                 // A full database may have rolled the whole transaction back already: none of
                 // the batch is kept, and each write is told the database is full.
                 if error.kind == .storageFull {
@@ -449,14 +449,14 @@ struct WriterLoop {
         }
         if let broken {
             try? db.execute("ROLLBACK")
-            writer.hot.evictDirty()
+            writer.transactionRolledBack()
             let error =
                 broken.kind == .storageFull
                 ? StoreError.databaseFull : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
             for write in batch { write.fail(error) }
             return
         }
-        writer.hot.markClean()
+        writer.transactionCommitted()
         statistics.commits.add(1, ordering: .relaxed)
         statistics.writes.add(succeeded.count, ordering: .relaxed)
         writer.configuration.onGroupCommit?(succeeded.count)
@@ -478,6 +478,7 @@ struct WriterLoop {
             return more
         } catch {
             try? db.execute("ROLLBACK")
+            writer.transactionRolledBack()
             return false
         }
     }

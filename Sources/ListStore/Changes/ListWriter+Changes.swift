@@ -18,18 +18,40 @@ extension ListWriter {
         // Entities seen that existed at neither end (not in `touched`).
         var sectionsGone = Set<Identifier>()
         var itemsGone = Set<Identifier>()
-        // One statement: each history row with the entity's current row beside it.
+        // Current rows of the sections that hold a touched item at either end (see below).
+        var holdingSections: [Identifier: TouchedEntities.SectionState] = [:]
+        // One statement (one round trip on PostgreSQL): each history row with
+        // the entity's current row beside it, in version order, then the
+        // current rows of the sections its items were or are in (kind 3).
         try db.forEach(
             """
-            SELECT h.kind, h.entity_id, h.existed, h.section_id, h.position, h.model,
-                i.section_id, i.position, i.model, s.position, s.model
-            FROM history h
-            LEFT JOIN items i ON h.kind = 2 AND i.list_id = h.list_id AND i.id = h.entity_id
-            LEFT JOIN sections s ON h.kind = 1 AND s.list_id = h.list_id AND s.id = h.entity_id
-            WHERE h.list_id = ? AND h.version > ? ORDER BY h.version
-            """, [list.sql, version.sql]
+            WITH h AS (
+                SELECT h.version, h.kind, h.entity_id, h.existed, h.section_id, h.position, h.model,
+                    i.section_id AS item_section, i.position AS item_position, i.model AS item_model,
+                    s.position AS section_position, s.model AS section_model
+                FROM history h
+                LEFT JOIN items i ON h.kind = 2 AND i.list_id = h.list_id AND i.id = h.entity_id
+                LEFT JOIN sections s ON h.kind = 1 AND s.list_id = h.list_id AND s.id = h.entity_id
+                WHERE h.list_id = ? AND h.version > ?
+            )
+            SELECT kind, entity_id, existed, section_id, position, model,
+                item_section, item_position, item_model, section_position, section_model, version
+            FROM h
+            UNION ALL
+            SELECT 3, s.id, 1, NULL, s.position, s.model, NULL, NULL, NULL, NULL, NULL, ?
+            FROM sections s
+            WHERE s.list_id = ? AND s.id IN (
+                SELECT section_id FROM h WHERE kind = 2 AND section_id IS NOT NULL
+                UNION SELECT item_section FROM h WHERE item_section IS NOT NULL)
+            ORDER BY 12
+            """, [list.sql, version.sql, Int64.max.sql, list.sql]
         ) { row in
             let kind = row.int64(0)
+            if kind == Self.holdingSectionRow {
+                holdingSections[row.identifier(1)] = TouchedEntities.SectionState(
+                    key: row.int64(4), model: row.optionalText(5) ?? "null")
+                return true
+            }
             let existed = row.int64(2) != 0
             if kind == Kind.section.rawValue {
                 let id = row.identifier(1)
@@ -69,16 +91,18 @@ extension ListWriter {
             }
             return true
         }
+        // Only the sections of each item's states at the two ends, as listed:
+        // not those of its states in between, which the statement also returns.
         for id in touched.unlistedSections {
-            if let state = try db.first(
-                "SELECT position, model FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql,
-                read: { TouchedEntities.SectionState(key: $0.int64(0), model: $0.text(1)) })
-            {
+            if let state = holdingSections[id] {
                 touched.sections[id] = (state, state)
             }
         }
         return touched
     }
+
+    /// The `kind` of ``touchedEntities(_:since:expectedRows:)``'s rows that are sections holding touched items.
+    static let holdingSectionRow: Int64 = 3
 
     /// The list's rank index as of the current rows: the hot one, or one read
     /// from the database (O(n) once) and kept hot.
@@ -213,11 +237,17 @@ extension ListWriter {
     /// A write starts in its own savepoint: ``writeRolledBack()`` undoes only its index changes.
     package func writeStarted() { hot.beginWrite() }
     /// The write rolled back to its savepoint: drop the indexes it changed.
-    package func writeRolledBack() { hot.evictWrite() }
+    package func writeRolledBack() {
+        hot.evictWrite()
+        ageQuietUntil.removeAll()
+    }
     /// The transaction committed: the indexes' changes are durable.
     package func transactionCommitted() { hot.markClean() }
     /// The transaction rolled back: drop every index changed in it.
-    package func transactionRolledBack() { hot.evictDirty() }
+    package func transactionRolledBack() {
+        hot.evictDirty()
+        ageQuietUntil.removeAll()
+    }
     /// How many rank indexes were built from the rows (for tests).
     package var indexBuilds: Int { hot.builds }
 }
