@@ -27,6 +27,14 @@ package final class WorkQueue<Job: Sendable>: Sendable {
         return accepted
     }
 
+    /// Puts jobs taken earlier back at the front, in their order, to be taken
+    /// first next time (also once closed: they were accepted). Wakes nobody:
+    /// for the thread that took them, which takes again.
+    package func putBack(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        state.withLock { $0.jobs.insert(contentsOf: jobs, at: 0) }
+    }
+
     /// Takes up to `max` jobs, waiting up to `timeout` for the first.
     /// - Returns: the jobs (empty after a timeout), or `nil` once the queue is
     ///   closed and drained.

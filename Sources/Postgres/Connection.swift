@@ -208,6 +208,10 @@ public final class Connection {
     /// How many statements wait in the pipeline for their answers to be read.
     public var queuedCount: Int { queued.count }
 
+    /// How many times the pipeline's answers were all read without an error:
+    /// a statement queued when it read `n` has succeeded once it reads more than `n`.
+    public private(set) var cleanSyncs = 0
+
     /// Sends one statement into the pipeline (entering pipeline mode first).
     private func send(_ sql: String, prepared name: String?, _ parameters: [PostgresValue]) throws(PostgresError) {
         let handle = try open()
@@ -301,6 +305,7 @@ public final class Connection {
         guard answered == statements.count else { throw broken("the pipeline's answers do not match its statements") }
         guard PQexitPipelineMode(handle) == 1 else { throw broken("cannot leave pipeline mode") }
         if let firstError { throw firstError }
+        cleanSyncs += 1
         return last
     }
 

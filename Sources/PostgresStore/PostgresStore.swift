@@ -9,9 +9,16 @@ import Synchronization
 /// database serve the same lists, versions and epochs.
 ///
 /// Writes queue up as in ``SQLiteStore`` and a few writer sessions take them
-/// in batches: one transaction per batch that first locks the rows of every
-/// list the batch writes (`SELECT … FOR UPDATE`, in id order so two batches
-/// anywhere never deadlock), runs each write in its own savepoint (a failing
+/// in batches. Each session has a lane of its own: a list's writes always go
+/// to the same lane (a stable hash of its id, the same in every instance), so
+/// two sessions of one instance never wait for each other's row locks.
+///
+/// One transaction per batch: it locks the rows of the batch's lists that no
+/// other session holds (`FOR UPDATE SKIP LOCKED`) and puts the jobs of the
+/// others back in its lane for the next batch, so sessions of different
+/// instances on one lane write side by side rather than in turns (it waits for
+/// a lock only while holding none, so never deadlocks; see
+/// ``PostgresWriterLoop``). It runs each write in its own savepoint (a failing
 /// write rolls back alone), records and `NOTIFY`s the commits
 /// (``CommitChannel``), commits once, and only then answers. The row lock
 /// serialises writers of one list across instances, so versions never fork
@@ -25,6 +32,8 @@ public final class PostgresStore: Store {
         let cancellation: CancellationFlag
         /// The lists whose rows the write needs locked (none for a new list).
         let lists: [Identifier]
+        /// How many batches put this job back because another session held one of its lists.
+        var deferrals = 0
         /// A read run on the writer's session for its rank indexes (net
         /// changes), in a `REPEATABLE READ` snapshot outside the write transaction.
         var readOnly = false
@@ -45,7 +54,10 @@ public final class PostgresStore: Store {
     public let writers: Int
 
     private let url: String
-    private let writes = WorkQueue<PendingWrite>()
+    /// One queue per writer session; see ``lane(of:)``.
+    private let lanes: [WorkQueue<PendingWrite>]
+    /// Where jobs that lock no list go next (round robin).
+    private let nextFreeLane = Atomic<Int>(0)
     private let reads = WorkQueue<ReadJob>()
     private let feed = CommitFeed()
     /// Keeps this instance's commits of a list in version order on the feed.
@@ -68,6 +80,7 @@ public final class PostgresStore: Store {
         self.displayName = Connection.redacted(url)
         self.configuration = configuration
         self.writers = max(1, writers)
+        self.lanes = (0..<self.writers).map { _ in WorkQueue<PendingWrite>() }
         self.logger = logger
         let readers = max(1, configuration.readers)
         self.threadsRunning = Mutex((count: self.writers + readers, waiters: []))
@@ -100,14 +113,14 @@ public final class PostgresStore: Store {
     }
 
     deinit {
-        writes.close(wakingThreads: writers)
+        for lane in lanes { lane.close(wakingThreads: 1) }
         reads.close(wakingThreads: max(1, configuration.readers))
         listener.requestStop()
     }
 
     /// Finishes queued work, stops the listener and the threads, closes the sessions.
     public func close() async {
-        writes.close(wakingThreads: writers)
+        for lane in lanes { lane.close(wakingThreads: 1) }
         reads.close(wakingThreads: max(1, configuration.readers))
         await listener.stop()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -137,7 +150,7 @@ public final class PostgresStore: Store {
     public func createList(id: Identifier?, name: String, sections: [NewSection], indexes: [[String]])
         async throws(StoreError) -> ListSnapshot
     {
-        try await write(locking: []) { writer, now throws(StoreError) in
+        try await write(on: id, locking: []) { writer, now throws(StoreError) in
             try writer.createList(id: id, name: name, sections: sections, indexes: indexes, now: now)
         }
     }
@@ -160,7 +173,7 @@ public final class PostgresStore: Store {
     public func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
         -> WriteResult
     {
-        try await write(locking: [list]) { writer, now throws(StoreError) in
+        try await write(on: list, locking: [list]) { writer, now throws(StoreError) in
             try writer.apply(ops, to: list, expectedVersion: expectedVersion, now: now)
         }
     }
@@ -168,14 +181,14 @@ public final class PostgresStore: Store {
     public func replace(
         _ list: Identifier, name: String?, sections: [NewSection], indexes: [[String]], expectedVersion: Int64?
     ) async throws(StoreError) -> WriteResult {
-        try await write(locking: [list]) { writer, now throws(StoreError) in
+        try await write(on: list, locking: [list]) { writer, now throws(StoreError) in
             try writer.replace(
                 list, name: name, sections: sections, indexes: indexes, expectedVersion: expectedVersion, now: now)
         }
     }
 
     public func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError) {
-        try await write(locking: [list]) { writer, _ throws(StoreError) in
+        try await write(on: list, locking: [list]) { writer, _ throws(StoreError) in
             ((), try writer.deleteList(list, expectedVersion: expectedVersion))
         }
     }
@@ -191,7 +204,7 @@ public final class PostgresStore: Store {
     /// version from history (O(k log n)), so the answer costs what changed,
     /// not the list's size, whichever instance wrote it.
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
-        let lookup = try await write(locking: [], readOnly: true) { writer, _ throws(StoreError) in
+        let lookup = try await write(on: list, locking: [], readOnly: true) { writer, _ throws(StoreError) in
             (try writer.changes(of: list, since: version), [Commit]())
         }
         switch lookup {
@@ -211,13 +224,13 @@ public final class PostgresStore: Store {
     public func addIndex(_ path: [String], to list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void)
         async throws(StoreError) -> Bool
     {
-        try await write(locking: [list]) { writer, _ throws(StoreError) in
+        try await write(on: list, locking: [list]) { writer, _ throws(StoreError) in
             (try writer.addIndex(path, to: list, progress: progress), [Commit]())
         }
     }
 
     public func dropIndex(_ path: [String], from list: Identifier) async throws(StoreError) -> Bool {
-        try await write(locking: [list]) { writer, _ throws(StoreError) in
+        try await write(on: list, locking: [list]) { writer, _ throws(StoreError) in
             (try writer.dropIndex(path, from: list), [Commit]())
         }
     }
@@ -225,7 +238,7 @@ public final class PostgresStore: Store {
     public func setTextIndex(
         _ enabled: Bool, on list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(StoreError) -> Bool {
-        try await write(locking: [list]) { writer, _ throws(StoreError) in
+        try await write(on: list, locking: [list]) { writer, _ throws(StoreError) in
             (try writer.setTextIndex(enabled, on: list, progress: progress), [Commit]())
         }
     }
@@ -242,8 +255,10 @@ public final class PostgresStore: Store {
     // write is never torn, and one that committed is answered as committed
     // (its commit is recorded, notified and published either way).
 
+    /// Queues `body` for the writer session of `list`'s lane (see ``lane(of:)``),
+    /// which locks `lists` first; `list` is `nil` for a new list without an id.
     private func write<T: Sendable>(
-        locking lists: [Identifier], readOnly: Bool = false,
+        on list: Identifier?, locking lists: [Identifier], readOnly: Bool = false,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
         let cancellation = CancellationFlag()
@@ -261,7 +276,7 @@ public final class PostgresStore: Store {
                             commits: commits, succeed: { continuation.resume(returning: .success(value)) })
                     },
                     fail: { continuation.resume(returning: .failure($0)) })
-                if !writes.enqueue(pending) {
+                if !lanes[lane(of: list)].enqueue(pending) {
                     continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
                 }
             }
@@ -272,10 +287,32 @@ public final class PostgresStore: Store {
     }
 
     /// How many jobs (writes and net-change reads) wait for a writer session (for tests that need one queued).
-    package var queuedWrites: Int { writes.count }
+    package var queuedWrites: Int { lanes.reduce(0) { $0 + $1.count } }
 
     /// How many reads wait for a reader session (for tests that need one queued).
     package var queuedReads: Int { reads.count }
+
+    /// The writer session that takes the jobs of `list` (``lane(of:among:)``).
+    /// The list's rank index lives in that session, so its net-change reads go
+    /// there too. A job without a list takes turns.
+    func lane(of list: Identifier?) -> Int {
+        guard let list else {
+            return nextFreeLane.add(1, ordering: .relaxed).newValue % writers
+        }
+        return Self.lane(of: list, among: writers)
+    }
+
+    /// The lane of `list` among `lanes`, from a hash that is the same in every
+    /// process (64-bit FNV-1a of the id's UTF-8), so instances with the same
+    /// number of writer sessions agree, and batches of different lanes lock
+    /// disjoint lists.
+    static func lane(of list: Identifier, among lanes: Int) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in list.rawValue.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        return Int(hash % UInt64(max(1, lanes)))
+    }
 
     private func read<T: Sendable>(_ body: @escaping @Sendable (ListReader) throws(StoreError) -> T)
         async throws(StoreError) -> T
@@ -310,7 +347,7 @@ public final class PostgresStore: Store {
     /// Stops the writers already started when writer `startedWriters` failed
     /// to connect (that one exits by itself; later writers and the readers never started).
     private func abandon(startedWriters: Int) async {
-        writes.close(wakingThreads: writers)
+        for lane in lanes { lane.close(wakingThreads: 1) }
         reads.close(wakingThreads: 0)
         threadsRunning.withLock { $0.count -= (writers - startedWriters - 1) + max(1, configuration.readers) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -337,7 +374,7 @@ public final class PostgresStore: Store {
         let url = self.url
         let displayName = self.displayName
         let configuration = self.configuration
-        let writes = self.writes
+        let writes = self.lanes[index]
         let feed = self.feed
         let publishOrder = self.publishOrder
         let logger = self.logger
@@ -411,15 +448,18 @@ public final class PostgresStore: Store {
 }
 
 /// A writer session's loop: take queued jobs; answer the read-only ones (net
-/// changes) in one snapshot, then commit the writes: lock their lists, run
-/// each in a savepoint, record and notify the commits, commit once, answer.
+/// changes) in one snapshot, then commit the writes: lock the lists nobody
+/// else holds (``lock(_:)``), run each write in a savepoint, record and
+/// notify the commits, commit once, answer.
 ///
 /// Statements whose answers the writer does not read (`SAVEPOINT`, the
-/// write's `INSERT`s and `UPDATE`s, the commit records, `NOTIFY`, `COMMIT`)
-/// go through the session's pipeline (``Connection/enqueue(_:_:)``), so they
-/// travel with the next statement that reads: a write costs a round trip per
-/// read it makes plus one for its `RELEASE`, which also proves that all its
-/// statements succeeded before the next write starts.
+/// write's `INSERT`s and `UPDATE`s, `RELEASE`, the commit records, `NOTIFY`,
+/// `COMMIT`) go through the session's pipeline (``Connection/enqueue(_:_:)``),
+/// so they travel with the next statement that reads: a write costs a round
+/// trip per read it makes. A write whose last statement wrote waits for its
+/// `RELEASE` (proving all its statements succeeded) before the next starts;
+/// one whose last statement read needs no proof, and its `RELEASE` goes with
+/// the next write's first read (should that fail, the batch is not kept).
 struct PostgresWriterLoop {
     let url: String
     var connection: Connection
@@ -537,6 +577,7 @@ struct PostgresWriterLoop {
             return more || locked.count < candidates.count
         } catch {
             connection.rollbackQuietly()
+            writer.transactionRolledBack()
             logger.warning("cannot prune the history of idle lists", metadata: ["error": "\(error)"])
             return false
         }
@@ -606,25 +647,96 @@ struct PostgresWriterLoop {
         for completed in answered { completed.succeed() }
     }
 
-    private mutating func commit(_ batch: [PostgresStore.PendingWrite]) {
-        let lists = Set(batch.flatMap(\.lists)).map(\.rawValue).sorted()
-        do throws(PostgresError) {
-            try connection.enqueue("BEGIN ISOLATION LEVEL READ COMMITTED", outsideTransaction: true)
-            if !lists.isEmpty {
-                // One lock order everywhere: no two batches, on any instance, can deadlock.
-                try connection.query(
-                    "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-                    .text("{" + lists.joined(separator: ",") + "}"))
+    /// After this many deferrals a job's lists are waited for (see ``lock(_:)``).
+    static let patientDeferrals = 3
+
+    /// Begins the batch's transaction and locks the rows of its lists that no
+    /// other session holds (`FOR UPDATE SKIP LOCKED`): the jobs whose lists
+    /// are all locked (or do not exist: nobody can hold them) run now; the
+    /// others, and every later job of the same lists, are deferred (put back
+    /// first in the lane), so two sessions on one lane, here or in another
+    /// instance, write their lists side by side instead of one batch waiting
+    /// for the other's commit. A list's jobs keep their order.
+    ///
+    /// A session waits for a lock only while it holds none, so no wait can
+    /// deadlock: when every job waits for another session, or the first has
+    /// been deferred ``patientDeferrals`` times, its lists are locked first,
+    /// waiting, in id order.
+    /// - Returns: the jobs to run and those to put back.
+    private mutating func lock(_ batch: [PostgresStore.PendingWrite]) throws(PostgresError)
+        -> (run: [PostgresStore.PendingWrite], deferred: [PostgresStore.PendingWrite])
+    {
+        func array(_ lists: some Sequence<Identifier>) -> PostgresValue {
+            .text("{" + lists.map(\.rawValue).sorted().joined(separator: ",") + "}")
+        }
+        try connection.enqueue("BEGIN ISOLATION LEVEL READ COMMITTED", outsideTransaction: true)
+        let wanted = Set(batch.flatMap(\.lists))
+        guard !wanted.isEmpty else { return (batch, []) }
+        var held = Set<Identifier>()
+        if let first = batch.first, first.deferrals >= Self.patientDeferrals, !first.lists.isEmpty {
+            try connection.query("SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
+            held.formUnion(first.lists)
+        }
+        // The rows of the lists someone else holds; the others are now locked (or missing).
+        let busy = Set(
+            try connection.query(
+                """
+                WITH free AS MATERIALIZED (
+                    SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED)
+                SELECT id FROM lists WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM free)
+                """, array(wanted.subtracting(held))
+            ).map { row throws(PostgresError) in try row.text(0) }.compactMap { Identifier($0) })
+        var split = Self.split(batch, blocked: busy)
+        if split.run.isEmpty, let first = split.deferred.first {
+            // Everything waits for others: wait for the first job's lists, holding no
+            // other (only a job of several lists can leave some locked here).
+            if busy.count < wanted.count {
+                try connection.execute("ROLLBACK")
+                try connection.enqueue("BEGIN ISOLATION LEVEL READ COMMITTED", outsideTransaction: true)
             }
+            try connection.query("SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
+            split = Self.split(batch, blocked: wanted.subtracting(first.lists))
+        }
+        return split
+    }
+
+    /// `batch` split into the jobs that touch no `blocked` list (nor a list of
+    /// an earlier deferred job) and the others, in order, each counted deferred once more.
+    static func split(_ batch: [PostgresStore.PendingWrite], blocked: Set<Identifier>)
+        -> (run: [PostgresStore.PendingWrite], deferred: [PostgresStore.PendingWrite])
+    {
+        var blocked = blocked
+        var run: [PostgresStore.PendingWrite] = []
+        var deferred: [PostgresStore.PendingWrite] = []
+        for var job in batch {
+            if job.lists.contains(where: blocked.contains) {
+                blocked.formUnion(job.lists)
+                job.deferrals += 1
+                deferred.append(job)
+            } else {
+                run.append(job)
+            }
+        }
+        return (run, deferred)
+    }
+
+    private mutating func commit(_ taken: [PostgresStore.PendingWrite]) {
+        let batch: [PostgresStore.PendingWrite]
+        do throws(PostgresError) {
+            let (run, deferred) = try lock(taken)
+            batch = run
+            writes.putBack(deferred)
         } catch {
             connection.rollbackQuietly()
             let failure = StoreError(.storageFailure, "the commit failed, nothing was written: \(error)")
-            for write in batch { write.fail(failure) }
+            for write in taken { write.fail(failure) }
             return
         }
         var succeeded: [(PostgresStore.PendingWrite, PostgresStore.CompletedWrite)] = []
         var failed: [(PostgresStore.PendingWrite, StoreError)] = []
         var broken: PostgresError?
+        /// ``Connection/cleanSyncs`` when the last write's `RELEASE` was queued unread.
+        var releaseUnconfirmed: Int?
         for write in batch {
             // Not started yet, so a cancelled caller's write is skipped, not torn.
             if write.cancellation.isCancelled {
@@ -643,8 +755,15 @@ struct PostgresWriterLoop {
                 let completed = try write.run(writer)
                 // The write's own statements end here: their first failure is this write's.
                 do throws(PostgresError) {
-                    try connection.enqueue("RELEASE write")
-                    try connection.sync()
+                    if connection.queuedCount == 0 {
+                        // Its last statement read an answer, so all of them succeeded: its
+                        // RELEASE travels with the next write's first read (a round trip less).
+                        try connection.enqueue("RELEASE write")
+                        releaseUnconfirmed = connection.cleanSyncs
+                    } else {
+                        try connection.enqueue("RELEASE write")
+                        try connection.sync()
+                    }
                     succeeded.append((write, completed))
                     continue
                 } catch {
@@ -656,6 +775,12 @@ struct PostgresWriterLoop {
                 }
             } catch {
                 failure = error
+            }
+            if let queuedAt = releaseUnconfirmed, connection.cleanSyncs == queuedAt {
+                // The failure may be the previous write's RELEASE, whose write is
+                // already counted as succeeded: nothing in this batch is kept.
+                broken = PostgresError(.server, message: "a write failed before the previous one was confirmed: \(failure)")
+                break
             }
             writer.writeRolledBack()
             failed.append((write, failure))
@@ -712,3 +837,4 @@ struct PostgresWriterLoop {
 
 @available(*, unavailable)
 extension PostgresWriterLoop: Sendable {}
+
