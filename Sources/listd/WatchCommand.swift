@@ -15,6 +15,9 @@ struct WatchCommand: AsyncParsableCommand {
             text: one line per insert, delete, move and update, with ids and [section, item] positions.
             json: the snapshot, then the change answers as they came, one JSON object a line (NDJSON).
             The token comes from --token or LISTD_TOKEN and is never printed.
+            Several URLs (the same list on several instances of a cluster): when the one followed
+            stops answering or answers 5xx, the watch moves to the next and goes on from the version
+            it holds, saying so on standard error.
             """
     )
 
@@ -24,8 +27,11 @@ struct WatchCommand: AsyncParsableCommand {
         case json
     }
 
-    @Argument(help: "The list's URL, such as http://127.0.0.1:8080/lists/groceries.")
-    var url: String
+    @Argument(
+        help: ArgumentHelp(
+            "The list's URL, such as http://127.0.0.1:8080/lists/groceries; more than one to fail over between instances.",
+            valueName: "url"))
+    var urls: [String] = []
 
     @Option(help: "A bearer token (default: $LISTD_TOKEN).")
     var token: String?
@@ -37,12 +43,22 @@ struct WatchCommand: AsyncParsableCommand {
     var pollTimeout: Double = 30
 
     func run() async throws {
-        let (baseURL, list) = try Self.split(url)
+        guard !urls.isEmpty else { throw ValidationError("give the list's URL, such as http://127.0.0.1:8080/lists/ID") }
+        let split = try urls.map(Self.split)
+        let list = split[0].1
+        if let other = split.first(where: { $0.1 != list }) {
+            throw ValidationError("every URL must name the same list: \(list) and \(other.1)")
+        }
         guard pollTimeout > 0, pollTimeout <= 300 else { throw ValidationError("--poll-timeout must be from 0 to 300") }
         let token = self.token ?? ProcessInfo.processInfo.environment["LISTD_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        let client = ListClient(baseURL: baseURL, token: token, transport: SocketTransport())
+        let client = ListClient(baseURLs: split.map(\.0), token: token, transport: SocketTransport())
         let printer = UpdatePrinter(format: format)
-        let options = FollowOptions(pollTimeout: .milliseconds(Int64(pollTimeout * 1000)))
+        let options = FollowOptions(
+            pollTimeout: .milliseconds(Int64(pollTimeout * 1000)),
+            onFailover: { failover in
+                let line = "listd watch: \(failover.from) failed (\(failover.error)); following from \(failover.to)\n"
+                FileHandle.standardError.write(Data(line.utf8))
+            })
         let interrupts = Self.exitOnInterrupt()
         defer { interrupts.forEach { $0.cancel() } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in

@@ -59,6 +59,45 @@ import Testing
         for line in lines { #expect((try? JSONValue(parsing: String(line))) != nil) }
     }
 
+    /// Two instances on one PostgreSQL database, both URLs given: when the one
+    /// followed stops, the watch says so on standard error and goes on from the
+    /// other, from the version it held (a change, not a new snapshot or reset).
+    @Test(.enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
+    func severalURLsFailOverToTheNextInstance() async throws {
+        let database = try await TestPostgres.createDatabase()
+        defer { database.drop() }
+        let first = try await TestServer(store: database.url)
+        let second = try await TestServer(store: database.url)
+        defer {
+            first.stop()
+            second.stop()
+        }
+        _ = try await second.client().createList(id: "f", name: "F", sections: RandomWriter.initialSections)
+        let (process, log) = try Self.watch([
+            "\(first.baseURL)/lists/f", "\(second.baseURL)/lists/f", "--poll-timeout", "2",
+        ])
+        defer {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+        }
+        #expect(await log.firstCapture(of: #"(snapshot f version 1)"#, timeout: .seconds(10)) != nil)
+        #expect(await eventually(10) { (try? await first.gauge("listd_parked_waiters")) == 1 })
+        first.stop()
+        _ = try await second.client().patchList("f", [.updateItem(id: "a1", model: 9)])
+        #expect(await log.firstCapture(of: #"(following from http://127\.0\.0\.1:\d+)"#, timeout: .seconds(20)) != nil)
+        #expect(await log.firstCapture(of: #"(changes f 1 -> 2)"#, timeout: .seconds(20)) != nil)
+        #expect(await log.firstCapture(of: #"(update item \[0, \d\] a1 9)"#, timeout: .seconds(10)) != nil)
+        #expect(!log.text.contains("reset"))
+        #expect(log.text.components(separatedBy: "snapshot f").count == 2, "one snapshot only:\n\(log.text)")
+    }
+
+    @Test func urlsOfDifferentListsAreRefused() throws {
+        let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", "http://127.0.0.1:2/lists/b"])
+        process.waitUntilExit()
+        #expect(process.terminationStatus != 0)
+        #expect(log.text.contains("every URL must name the same list"))
+    }
+
     @Test func aBadURLIsRefused() throws {
         let (process, _) = try Self.watch(["http://127.0.0.1:1/nolists"])
         process.waitUntilExit()
