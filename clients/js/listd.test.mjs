@@ -227,3 +227,48 @@ test("follow: a reset replaces the data, a deletion is reported", async () => {
   follower.stop();
   assert.deepEqual(seen, [["reset", 7, "server"], ["deleted", "l"]]);
 });
+
+test("follow with several base URLs: a dead instance is left for the next, from the version held", async () => {
+  const snapshot = { id: "l", epoch: "e", version: 1, sections: [section("s", [item("a")])] };
+  const change = { list: "l", epoch: "e", from: 1, to: 2, stages: [{ itemInserted: [{ at: [0, 1], item: item("b") }] }] };
+  const calls = [];
+  const fetch = async (url, init = {}) => {
+    calls.push(url);
+    if (url.startsWith("http://a")) {
+      if (url === "http://a/lists/l") return json(200, snapshot);
+      throw new TypeError("connect ECONNREFUSED"); // instance a is gone
+    }
+    if (url.startsWith("http://b/lists/l/events")) return eventStream([event("change", change)], { hang: true });
+    return json(500, { title: "unexpected", detail: url });
+  };
+  const seen = [];
+  const moves = [];
+  const client = new ListdClient({ baseURLs: ["http://a/", "http://b"], fetch });
+  const follower = client.follow("l", {
+    minDelay: 1, maxDelay: 5,
+    onSnapshot: (s) => seen.push(["snapshot", s.version]),
+    onReset: (s) => seen.push(["reset", s.version]),
+    onChanges: ({ answer, states }) => seen.push(["changes", answer.to, states.at(-1)[0].items.map((i) => i.id)]),
+    onFailover: ({ list, from, to, error }) => moves.push([list, from, to, error.status]),
+  });
+  await waitFor(() => seen.length >= 2, "the change from the second instance");
+  follower.stop();
+  assert.deepEqual(seen, [["snapshot", 1], ["changes", 2, ["a", "b"]]], "no second snapshot, no reset");
+  assert.deepEqual(moves, [["l", "http://a", "http://b", 0]]);
+  assert.equal(client.baseURL, "http://b", "later requests skip the dead instance");
+  assert.equal(calls.at(-1), "http://b/lists/l/events?since=1&epoch=e", "asked from the version held");
+});
+
+test("several base URLs: a 4xx does not move the follow, and one URL never moves", async () => {
+  const { fetch, calls } = fakeFetch(() => json(410, { title: "gone", detail: "x" }));
+  const moves = [];
+  const client = new ListdClient({ baseURLs: ["http://x", "http://y"], fetch });
+  const follower = client.follow("l", { minDelay: 1, maxDelay: 2, onFailover: (m) => moves.push(m) });
+  await waitFor(() => calls.length >= 3, "three attempts");
+  follower.stop();
+  assert.equal(moves.length, 0);
+  assert.equal(client.baseURL, "http://x");
+  const single = new ListdClient({ baseURL: "http://x/" });
+  single.moveOn(0);
+  assert.equal(single.baseURL, "http://x");
+});
