@@ -758,13 +758,31 @@ export class ListdClient {
   /**
    * @param {object} options
    * @param {string} [options.baseURL] the server, e.g. "http://127.0.0.1:8080" (default: this page's origin)
+   * @param {string[]} [options.baseURLs] instead of `baseURL`, every instance of a cluster sharing one
+   *   store: a follow whose instance stops answering (or answers 5xx) moves to the next and goes on
+   *   from the version it holds; single requests (writes) are never retried elsewhere
    * @param {string} [options.token] a bearer token (sent only in the Authorization header)
    * @param {Function} [options.fetch] a fetch implementation (default: the global one)
    */
-  constructor({ baseURL = "", token, fetch: fetchImpl } = {}) {
-    this.baseURL = baseURL.replace(/\/$/, "");
+  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl } = {}) {
+    const urls = Array.isArray(baseURLs) && baseURLs.length > 0 ? baseURLs : [baseURL];
+    this.baseURLs = urls.map((url) => url.replace(/\/$/, ""));
+    /** The index in `baseURLs` of the instance requests go to. */
+    this.instance = 0;
     this.token = token;
     this.fetchImpl = fetchImpl || globalThis.fetch.bind(globalThis);
+  }
+
+  /** Where requests go now: the current one of `baseURLs`. */
+  get baseURL() { return this.baseURLs[this.instance]; }
+
+  /**
+   * Instance `from` failed: requests go to the next one from now on, unless
+   * another follow already moved the client (several follows losing one
+   * instance at once move it one step, not one each).
+   */
+  moveOn(from) {
+    if (this.baseURLs.length > 1 && this.instance === from) this.instance = (from + 1) % this.baseURLs.length;
   }
 
   headers(extra = {}) {
@@ -848,7 +866,8 @@ export class ListdClient {
    * snapshot is fetched unless the stream resets), `transport` ("auto":
    * events, else long-poll; "events"; "poll"), `minDelay`/`maxDelay` (ms) of
    * the jittered back-off, `maxChanges` (a change naming more sections and
-   * items than this arrives as a reset with the snapshot).
+   * items than this arrives as a reset with the snapshot), `onFailover({list,
+   * from, to, error})` each time the follow moves to another of `baseURLs`.
    */
   follow(list, options = {}) {
     return new Follower(this, list, options);
@@ -899,6 +918,8 @@ class Follower {
 
   async run() {
     while (!this.stopped) {
+      // The instance this round asks; a failure moves the client on from it.
+      const asked = this.client.instance;
       try {
         if (!this.snapshot) await this.refetch("initial");
         if (this.stopped) return;
@@ -924,19 +945,36 @@ class Follower {
           if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
           this.deletedReported = true;
         }
+        this.failOver(asked, error);
         await this.backOff(error);
       }
     }
   }
 
-  /** Waits before reconnecting: jittered exponential back-off, or what Retry-After says. */
+  /**
+   * With several base URLs, an instance that gave no answer or a 5xx is left
+   * for the next; the next round asks it from the version held (a 4xx would
+   * be the same anywhere: the follow stays).
+   */
+  failOver(asked, error) {
+    const urls = this.client.baseURLs;
+    if (urls.length < 2 || !(error instanceof ListdError) || !(error.status === 0 || error.status >= 500)) return;
+    this.client.moveOn(asked);
+    if (this.client.instance !== asked) {
+      this.options.onFailover?.({ list: this.list, from: urls[asked], to: this.client.baseURL, error });
+    }
+  }
+
+  /** Waits before reconnecting: jittered exponential back-off, or what Retry-After says (one instance only). */
   async backOff(error) {
     this.failures += 1;
     const min = this.options.minDelay ?? 250;
     const max = this.options.maxDelay ?? 30000;
     let delay = Math.min(max, min * 2 ** Math.min(this.failures - 1, 16));
     delay = delay / 2 + Math.random() * (delay / 2);
-    if (error instanceof ListdError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter * 1000);
+    if (error instanceof ListdError && error.retryAfter !== undefined && this.client.baseURLs.length === 1) {
+      delay = Math.max(delay, error.retryAfter * 1000);
+    }
     this.setState("reconnecting", { delay, error });
     await sleep(delay, this.controller.signal);
   }
