@@ -10,6 +10,35 @@ package typealias ReadJob = @Sendable (ListReader?, StoreError?) -> Void
 package func cancellableRead<T: Sendable>(
     on reads: WorkQueue<ReadJob>, noReader: String, _ body: @escaping @Sendable (ListReader) throws(StoreError) -> T
 ) async throws(StoreError) -> T {
+    try await cancellableSubmission { cancellation, answer in
+        reads.enqueue { reader, openError in
+            if cancellation.isCancelled {
+                answer(.failure(.cancelledBeforeStart))
+                return
+            }
+            guard let reader else {
+                answer(.failure(openError ?? StoreError(.storageFailure, noReader)))
+                return
+            }
+            do throws(StoreError) {
+                answer(.success(try body(reader)))
+            } catch {
+                answer(.failure(error))
+            }
+        }
+    }
+}
+
+/// Hands a job to a store's thread and waits for its answer, with the
+/// cancellation both stores give every read and write: `submit` gets the job's
+/// flag (set when the calling task is cancelled; the thread checks it before
+/// it starts the job, and a job it started runs to its end) and the function
+/// the job answers with, once; it returns `false` when the queue is closed. A
+/// task already cancelled submits nothing and gets
+/// ``StoreError/cancelledBeforeStart``.
+package func cancellableSubmission<T: Sendable>(
+    _ submit: (CancellationFlag, @escaping @Sendable (Result<T, StoreError>) -> Void) -> Bool
+) async throws(StoreError) -> T {
     let cancellation = CancellationFlag()
     let result: Result<T, StoreError> = await withTaskCancellationHandler {
         await withCheckedContinuation { continuation in
@@ -17,22 +46,7 @@ package func cancellableRead<T: Sendable>(
                 continuation.resume(returning: .failure(.cancelledBeforeStart))
                 return
             }
-            let job: ReadJob = { reader, openError in
-                if cancellation.isCancelled {
-                    continuation.resume(returning: .failure(.cancelledBeforeStart))
-                    return
-                }
-                guard let reader else {
-                    continuation.resume(returning: .failure(openError ?? StoreError(.storageFailure, noReader)))
-                    return
-                }
-                do throws(StoreError) {
-                    continuation.resume(returning: .success(try body(reader)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-            if !reads.enqueue(job) {
+            if !submit(cancellation, { continuation.resume(returning: $0) }) {
                 continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
             }
         }

@@ -209,28 +209,16 @@ public final class SQLiteStore: Store {
     private func write<T: Sendable>(
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
-        let cancellation = CancellationFlag()
-        let result: Result<T, StoreError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume(returning: .failure(.cancelledBeforeStart))
-                    return
-                }
-                let pending = PendingWrite(
+        try await cancellableSubmission { cancellation, answer in
+            writes.enqueue(
+                PendingWrite(
                     cancellation: cancellation,
                     run: { writer throws(StoreError) in
                         let (value, commits) = try body(writer, Self.nowMilliseconds())
-                        return CompletedWrite(commits: commits, succeed: { continuation.resume(returning: .success(value)) })
+                        return CompletedWrite(commits: commits, succeed: { answer(.success(value)) })
                     },
-                    fail: { continuation.resume(returning: .failure($0)) })
-                if !writes.enqueue(pending) {
-                    continuation.resume(returning: .failure(StoreError(.closed, "the store is closed")))
-                }
-            }
-        } onCancel: {
-            cancellation.cancel()
+                    fail: { answer(.failure($0)) }))
         }
-        return try result.get()
     }
 
     /// How many writes wait for the writer thread (for tests that need a write queued).
