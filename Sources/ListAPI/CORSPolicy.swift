@@ -59,6 +59,26 @@ public struct CORSPolicy: Sendable, Equatable {
         headers.add(name: "Access-Control-Expose-Headers", value: Self.exposedHeaders)
     }
 
+    /// Adds the fields of a refusal sent before any request was read (the 503
+    /// at the connection limit, a head too slow or too large), when they do
+    /// not depend on the request's `Origin`: with `*`, or with one configured
+    /// origin (a browser of another origin ignores it). Without them a page
+    /// sees an opaque network error instead of the 503 and its `Retry-After`.
+    public func addHeadersWithoutRequest(to headers: inout HTTPHeaders) {
+        guard isEnabled else { return }
+        let allowed: String
+        if origins.contains("*") {
+            allowed = "*"
+        } else if origins.count == 1 {
+            allowed = origins[0]
+            headers.add(name: "Vary", value: "Origin")
+        } else {
+            return
+        }
+        headers.add(name: "Access-Control-Allow-Origin", value: allowed)
+        headers.add(name: "Access-Control-Expose-Headers", value: Self.exposedHeaders)
+    }
+
     /// The answer to a preflight `OPTIONS` request: 204 with the allowed
     /// methods and fields when `origin` is allowed, else nil.
     public func preflight(origin: String?) -> Response? {

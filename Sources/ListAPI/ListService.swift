@@ -138,9 +138,12 @@ public final class ListService: HTTPHandler {
         }
     }
 
-    /// The server's own refusals (408, 413, 431, 503, …) as listd's problem+json.
+    /// The server's own refusals (408, 413, 431, 503, …) as listd's problem+json,
+    /// readable by a page of the configured origin where that needs no request.
     public func errorResponse(status: HTTPStatus, detail: String) -> Response {
-        Problem.refused(status: status, detail: detail).response()
+        var response = Problem.refused(status: status, detail: detail).response()
+        configuration.cors.addHeadersWithoutRequest(to: &response.headers)
+        return response
     }
 
     /// The problem to answer for an error a handler threw.

@@ -28,7 +28,8 @@ final class InProcessService: Sendable {
     /// `prepare` writes to the store before the service exists, so the
     /// service knows nothing of what it wrote (no heads, no cached snapshots).
     static func make(
-        tick: Duration = .milliseconds(10), prepare: (SQLiteStore) async throws -> Void = { _ in }
+        tick: Duration = .milliseconds(10), cors: CORSPolicy = CORSPolicy(),
+        prepare: (SQLiteStore) async throws -> Void = { _ in }
     ) async throws -> InProcessService {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("listapi-tests-\(UUID().uuidString)", isDirectory: true)
@@ -42,7 +43,11 @@ final class InProcessService: Sendable {
         try await prepare(store)
         let gated = GatedStore(store)
         let service = ListService(
-            store: gated, configuration: ServiceConfiguration(timeoutTick: tick), logger: Logger(label: "listd.test"))
+            store: gated, configuration: {
+                var configuration = ServiceConfiguration(timeoutTick: tick)
+                configuration.cors = cors
+                return configuration
+            }(), logger: Logger(label: "listd.test"))
         return InProcessService(service: service, store: store, gated: gated, gate: gate, directory: directory)
     }
 
