@@ -39,19 +39,27 @@ BEGIN
       AND json_type(NEW.model, p.json_path) IN ('null', 'true', 'false', 'integer', 'real', 'text');
 END;
 
+-- Only the paths whose value changed, unless the item moved (its section and
+-- position are in every row's key): an update that leaves the indexed values
+-- alone writes no index row.
 CREATE TRIGGER item_values_on_update AFTER UPDATE OF model, section_id, position ON items
 WHEN EXISTS (SELECT 1 FROM list_indexes WHERE list_id = NEW.list_id)
 BEGIN
     DELETE FROM item_values
     WHERE list_id = OLD.list_id
       AND (path, value) IN (
-          SELECT p.path, OLD.model -> p.json_path FROM list_index_paths p WHERE p.list_id = OLD.list_id)
+          SELECT p.path, OLD.model -> p.json_path FROM list_index_paths p
+          WHERE p.list_id = OLD.list_id
+            AND (OLD.model -> p.json_path IS NOT NEW.model -> p.json_path
+                 OR OLD.section_id IS NOT NEW.section_id OR OLD.position IS NOT NEW.position))
       AND section_id = OLD.section_id AND position = OLD.position AND item_id = OLD.id;
     INSERT OR IGNORE INTO item_values (list_id, path, value, section_id, position, item_id)
     SELECT NEW.list_id, p.path, NEW.model -> p.json_path, NEW.section_id, NEW.position, NEW.id
     FROM list_index_paths p
     WHERE p.list_id = NEW.list_id
-      AND json_type(NEW.model, p.json_path) IN ('null', 'true', 'false', 'integer', 'real', 'text');
+      AND json_type(NEW.model, p.json_path) IN ('null', 'true', 'false', 'integer', 'real', 'text')
+      AND (OLD.model -> p.json_path IS NOT NEW.model -> p.json_path
+           OR OLD.section_id IS NOT NEW.section_id OR OLD.position IS NOT NEW.position);
 END;
 
 -- Was the cascade of the foreign key to items (also when a section or the list goes).

@@ -6,10 +6,20 @@ local path = os.getenv("LIST_PATH")
 local items = tonumber(os.getenv("ITEMS"))
 local counter = 0
 math.randomseed(os.time())
+-- KEEP_INDEXED=1: each write keeps the item's k and name (as ServiceBenchmarks make wrote
+-- them: k = n % 100, name = "Item n") and changes only an unindexed number.
+local keep = os.getenv("KEEP_INDEXED") == "1"
 request = function()
     counter = counter + 1
-    local body = string.format('{"ops":[{"op":"updateItem","id":"i%d","model":{"k":%d,"name":"Item %d"}}]}',
-        math.random(0, items - 1), counter % 100, counter)
+    local n = math.random(0, items - 1)
+    local body
+    if keep then
+        body = string.format('{"ops":[{"op":"updateItem","id":"i%d","model":{"k":%d,"name":"Item %d","n":%d}}]}',
+            n, n % 100, n, counter)
+    else
+        body = string.format('{"ops":[{"op":"updateItem","id":"i%d","model":{"k":%d,"name":"Item %d"}}]}',
+            n, counter % 100, counter)
+    end
     return wrk.format("PATCH", path, {["Content-Type"] = "application/json"}, body)
 end
 response = function(status, headers, body)

@@ -115,12 +115,28 @@ extension ListWriter {
         return true
     }
 
-    /// Runs the index triggers of migration 0002 on every item of `list` by
-    /// rewriting each row's model in place, in id order, `indexBuildBatch` rows
-    /// per statement, reporting `progress(done, total)` after each.
+    /// Adds the rows of every declared path to the index for each item of
+    /// `list` (rows already there stay), in id order, `indexBuildBatch` items
+    /// per statement, reporting `progress(done, total)` after each. On SQLite
+    /// with the insert trigger's formula (migration 0006's update trigger skips
+    /// a value that did not change, so rewriting a model in place would add
+    /// nothing); on PostgreSQL by rewriting each model in place, which runs its
+    /// trigger (migration 0002).
     func reindexItems(of list: Identifier, progress: (Int, Int) -> Void) throws(StoreError) {
+        let sqlite = if case .sqlite = db.backend { true } else { false }
         try inBatches(of: list, progress: progress) { range, arguments throws(StoreError) in
-            try db.run("UPDATE items SET model = model WHERE list_id = ? AND \(range)", arguments)
+            if sqlite {
+                try db.run(
+                    """
+                    INSERT OR IGNORE INTO item_values (list_id, path, value, section_id, position, item_id)
+                    SELECT items.list_id, p.path, items.model -> p.json_path, items.section_id, items.position, items.id
+                    FROM items JOIN list_index_paths p ON p.list_id = items.list_id
+                    WHERE items.list_id = ? AND \(range)
+                      AND json_type(items.model, p.json_path) IN ('null', 'true', 'false', 'integer', 'real', 'text')
+                    """, arguments)
+            } else {
+                try db.run("UPDATE items SET model = model WHERE list_id = ? AND \(range)", arguments)
+            }
         }
     }
 
