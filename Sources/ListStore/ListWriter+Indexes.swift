@@ -167,7 +167,7 @@ extension ListWriter {
     }
 
     /// What SQLite's text index holds for an item: its model's string values,
-    /// joined by line feeds (the triggers of migration 0004 compute the same).
+    /// joined by line feeds (the triggers of migrations 0004 and 0007 compute the same).
     private static let textBody =
         "(SELECT coalesce(group_concat(value, char(10)), '') FROM json_tree(items.model) WHERE type = 'text')"
 
@@ -187,6 +187,7 @@ extension ListWriter {
         guard current != enabled else { return false }
         if enabled {
             if case .sqlite = db.backend {
+                try applyPendingText()
                 try inBatches(of: target.id, progress: progress) { range, arguments throws(StoreError) in
                     try db.run(
                         "INSERT INTO item_text (rowid, body) SELECT rowid, \(Self.textBody) FROM items WHERE list_id = ? AND \(range)",
@@ -210,10 +211,46 @@ extension ListWriter {
         guard case .sqlite = db.backend,
             try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", list.sql, read: { _ in true }) != nil
         else { return }
+        // The entries of rows changed since the last apply still hold their old text.
+        try applyPendingText()
         try db.run(
             "INSERT INTO item_text (item_text, rowid, body) SELECT 'delete', rowid, \(Self.textBody) FROM items WHERE list_id = ?",
             list.sql)
     }
+
+    /// Brings SQLite's text index up to date with the rows its triggers noted
+    /// since the last apply (migration 0007), in one statement: each noted
+    /// row's old text is removed and its current text added, unless the text
+    /// is the same; a row that is gone, or whose list's flag is off, gets no
+    /// new entry. Then the notes go. Runs before each commit of the writer
+    /// (so FTS5 writes one segment a commit, not one a write) and before a
+    /// list's entries are added or removed wholesale. Nothing to do on
+    /// PostgreSQL, whose text index is an ordinary index.
+    package func applyPendingText() throws(StoreError) {
+        guard case .sqlite = db.backend,
+            try db.first("SELECT 1 FROM item_text_pending LIMIT 1", read: { _ in true }) != nil
+        else { return }
+        try db.run(Self.applyPendingTextSQL, [])
+        try db.run("DELETE FROM item_text_pending", [])
+    }
+
+    /// The deletions come first (`step`): a row whose text changed is removed
+    /// with its old text before it is added with the new.
+    private static let applyPendingTextSQL = """
+        WITH noted AS MATERIALIZED (
+            SELECT p.item_rowid AS r, p.old_body AS old,
+                CASE WHEN EXISTS (SELECT 1 FROM list_text_indexes t WHERE t.list_id = items.list_id)
+                    THEN \(textBody) END AS new
+            FROM item_text_pending p LEFT JOIN items ON items.rowid = p.item_rowid
+        )
+        INSERT INTO item_text (item_text, rowid, body)
+        SELECT command, r, body FROM (
+            SELECT 0 AS step, 'delete' AS command, r, old AS body FROM noted WHERE old IS NOT NULL AND old IS NOT new
+            UNION ALL
+            SELECT 1, NULL, r, new FROM noted WHERE new IS NOT NULL AND new IS NOT old
+        )
+        ORDER BY step
+        """
 
     /// Drops the index on `path`; `false` when there was none.
     package func dropIndex(_ path: [String], from list: Identifier) throws(StoreError) -> Bool {

@@ -290,6 +290,18 @@ public final class SQLiteStore: Store {
                 ready(.failure(StoreError(.storageFailure, "cannot open the database at \(path): \(error)")))
                 return
             }
+            let writer = ListWriter(db: Database(connection: connection), configuration: configuration)
+            do throws(StoreError) {
+                // Rows another program changed since listd last committed (migration 0007).
+                try writer.db.execute("BEGIN IMMEDIATE")
+                try writer.applyPendingText()
+                try writer.db.execute("COMMIT")
+            } catch {
+                try? writer.db.execute("ROLLBACK")
+                connection.close()
+                ready(.failure(StoreError(.storageFailure, "cannot update the text index of \(path): \(error.detail)")))
+                return
+            }
             let checkpointer = Checkpointer(path: path, options: options, exited: exited)
             do {
                 try connection.handOffCheckpoints(
@@ -299,7 +311,6 @@ public final class SQLiteStore: Store {
             }
             started(checkpointer)
             ready(.success(()))
-            let writer = ListWriter(db: Database(connection: connection), configuration: configuration)
             WriterLoop(writer: writer, writes: writes, feed: feed, statistics: statistics).run()
             connection.close()
         }
@@ -433,7 +444,10 @@ struct WriterLoop {
             }
         }
         if broken == nil {
-            do { try db.execute("COMMIT") } catch { broken = error }
+            do {
+                try writer.applyPendingText()
+                try db.execute("COMMIT")
+            } catch { broken = error }
         }
         if let broken {
             try? db.execute("ROLLBACK")
