@@ -11,9 +11,9 @@
 -- Now the triggers only note, in item_text_pending, which rows changed and the
 -- text the index holds for each (old_body; NULL when it holds none), the first
 -- time a row changes since the index was last brought up to date. The writer
--- applies the notes just before it commits (ListWriter.applyPendingText): one
--- statement that removes each noted row's old text and adds its current text,
--- skipping rows whose text did not change. So the index has its segment per
+-- applies the notes just before it commits (ListWriter.applyPendingText): it
+-- removes each noted row's old text, then adds its current text, skipping rows
+-- whose text did not change. So the index has its segment per
 -- commit, and a write that leaves an item's strings alone costs it nothing.
 --
 -- Between two commits item_text_pending is empty: it is written and emptied in

@@ -219,37 +219,38 @@ extension ListWriter {
     }
 
     /// Brings SQLite's text index up to date with the rows its triggers noted
-    /// since the last apply (migration 0007), in one statement: each noted
-    /// row's old text is removed and its current text added, unless the text
-    /// is the same; a row that is gone, or whose list's flag is off, gets no
-    /// new entry. Then the notes go. Runs before each commit of the writer
-    /// (so FTS5 writes one segment a commit, not one a write) and before a
-    /// list's entries are added or removed wholesale. Nothing to do on
-    /// PostgreSQL, whose text index is an ordinary index.
+    /// since the last apply (migration 0007): each noted row's old text is
+    /// removed and its current text added, unless the text is the same; a row
+    /// that is gone, or whose list's flag is off, gets no new entry. Then the
+    /// notes go. Runs before each commit of the writer (so FTS5 writes a
+    /// segment or two a commit, not one a write) and before a list's entries
+    /// are added or removed wholesale. Nothing to do on PostgreSQL, whose text
+    /// index is an ordinary index.
+    ///
+    /// Two statements, all removals before any addition (a row whose text
+    /// changed is removed with its old text first), each streaming the notes:
+    /// a whole-list replacement may leave a million of them.
     package func applyPendingText() throws(StoreError) {
         guard case .sqlite = db.backend,
             try db.first("SELECT 1 FROM item_text_pending LIMIT 1", read: { _ in true }) != nil
         else { return }
-        try db.run(Self.applyPendingTextSQL, [])
+        try db.run(
+            "INSERT INTO item_text (item_text, rowid, body) SELECT 'delete', r, old FROM (\(Self.notedText)) WHERE old IS NOT NULL AND old IS NOT new",
+            [])
+        try db.run("INSERT INTO item_text (rowid, body) SELECT r, new FROM (\(Self.notedText)) WHERE new IS NOT NULL AND new IS NOT old", [])
         try db.run("DELETE FROM item_text_pending", [])
     }
 
-    /// The deletions come first (`step`): a row whose text changed is removed
-    /// with its old text before it is added with the new.
-    private static let applyPendingTextSQL = """
-        WITH noted AS MATERIALIZED (
-            SELECT p.item_rowid AS r, p.old_body AS old,
-                CASE WHEN EXISTS (SELECT 1 FROM list_text_indexes t WHERE t.list_id = items.list_id)
-                    THEN \(textBody) END AS new
-            FROM item_text_pending p LEFT JOIN items ON items.rowid = p.item_rowid
-        )
-        INSERT INTO item_text (item_text, rowid, body)
-        SELECT command, r, body FROM (
-            SELECT 0 AS step, 'delete' AS command, r, old AS body FROM noted WHERE old IS NOT NULL AND old IS NOT new
-            UNION ALL
-            SELECT 1, NULL, r, new FROM noted WHERE new IS NOT NULL AND new IS NOT old
-        )
-        ORDER BY step
+    /// Each noted row: its rowid, the text its entry holds (`old`, NULL: none)
+    /// and the text it should hold now (`new`, NULL: none). `LIMIT -1` (no
+    /// limit) keeps SQLite from flattening it into the outer query, which
+    /// would compute `new` once for each mention there; as a co-routine it is
+    /// computed once a row and still streamed.
+    private static let notedText = """
+        SELECT p.item_rowid AS r, p.old_body AS old,
+            CASE WHEN EXISTS (SELECT 1 FROM list_text_indexes t WHERE t.list_id = items.list_id) THEN \(textBody) END AS new
+        FROM item_text_pending p LEFT JOIN items ON items.rowid = p.item_rowid
+        LIMIT -1
         """
 
     /// Drops the index on `path`; `false` when there was none.
