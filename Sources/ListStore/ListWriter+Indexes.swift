@@ -235,9 +235,15 @@ extension ListWriter {
             try db.first("SELECT 1 FROM item_text_pending LIMIT 1", read: { _ in true }) != nil
         else { return }
         try db.run(
-            "INSERT INTO item_text (item_text, rowid, body) SELECT 'delete', r, old FROM (\(Self.notedText)) WHERE old IS NOT NULL AND old IS NOT new",
-            [])
-        try db.run("INSERT INTO item_text (rowid, body) SELECT r, new FROM (\(Self.notedText)) WHERE new IS NOT NULL AND new IS NOT old", [])
+            """
+            INSERT INTO item_text (item_text, rowid, body)
+            SELECT 'delete', r, old FROM (\(Self.notedText)) WHERE old IS NOT NULL AND old IS NOT new
+            """, [])
+        try db.run(
+            """
+            INSERT INTO item_text (rowid, body)
+            SELECT r, new FROM (\(Self.notedText)) WHERE new IS NOT NULL AND new IS NOT old
+            """, [])
         try db.run("DELETE FROM item_text_pending", [])
     }
 
@@ -248,7 +254,8 @@ extension ListWriter {
     /// computed once a row and still streamed.
     private static let notedText = """
         SELECT p.item_rowid AS r, p.old_body AS old,
-            CASE WHEN EXISTS (SELECT 1 FROM list_text_indexes t WHERE t.list_id = items.list_id) THEN \(textBody) END AS new
+            CASE WHEN EXISTS (SELECT 1 FROM list_text_indexes t WHERE t.list_id = items.list_id)
+                THEN \(textBody) END AS new
         FROM item_text_pending p LEFT JOIN items ON items.rowid = p.item_rowid
         LIMIT -1
         """
