@@ -38,6 +38,8 @@ public final class SQLiteStore: Store {
     private let writes = WorkQueue<PendingWrite>()
     private let reads = WorkQueue<ReadJob>()
     private let feed = CommitFeed()
+    /// The rank indexes the writer publishes for catch-ups on reader threads.
+    private let board: IndexBoard
     private let statistics = Statistics()
     private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
     /// Set once the writer thread has the database open.
@@ -49,6 +51,7 @@ public final class SQLiteStore: Store {
     public init(path: String, configuration: StoreConfiguration = StoreConfiguration()) async throws(StoreError) {
         self.path = path
         self.configuration = configuration
+        self.board = IndexBoard(budget: configuration.hotListMemory)
         let readers = max(1, configuration.readers)
         self.threadsRunning = Mutex((count: 2 + readers, waiters: []))
         let opened: Result<Void, StoreError> = await withCheckedContinuation { continuation in
@@ -145,16 +148,12 @@ public final class SQLiteStore: Store {
         try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
     }
 
-    /// Runs on the writer thread, where the hot lists' rank indexes live, so
-    /// the index and the rows it counts are always of one state.
+    /// Runs on a reader thread from its own snapshot, never on the writer:
+    /// the rank index comes from what the writer published (``IndexBoard``),
+    /// moved to the snapshot's version (see ``ListReader/changes(of:since:board:)``).
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
-        let lookup = try await write { writer, _ throws(StoreError) in
-            (try writer.changes(of: list, since: version), [Commit]())
-        }
-        switch lookup {
-        case .change(let change): return .change(change)
-        case .outsideHistory: return .reset(try await snapshot(of: list))
-        }
+        let board = self.board
+        return try await read { reader throws(StoreError) in try reader.changes(of: list, since: version, board: board) }
     }
 
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
@@ -258,6 +257,7 @@ public final class SQLiteStore: Store {
         let options = connectionOptions(readOnly: false)
         let writes = self.writes
         let feed = self.feed
+        let board = self.board
         let statistics = self.statistics
         // The thread must not keep the store alive, or deinit would never run.
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
@@ -311,7 +311,7 @@ public final class SQLiteStore: Store {
             }
             started(checkpointer)
             ready(.success(()))
-            WriterLoop(writer: writer, writes: writes, feed: feed, statistics: statistics).run()
+            WriterLoop(writer: writer, writes: writes, feed: feed, board: board, statistics: statistics).run()
             connection.close()
         }
         thread.start()
@@ -374,6 +374,7 @@ struct WriterLoop {
     let writer: ListWriter
     let writes: WorkQueue<SQLiteStore.PendingWrite>
     let feed: CommitFeed
+    let board: IndexBoard
     let statistics: Statistics
 
     func run() {
@@ -459,13 +460,15 @@ struct WriterLoop {
             return
         }
         writer.transactionCommitted()
+        let commits = succeeded.flatMap(\.1.commits)
+        writer.publishIndexes(of: commits, to: board)
         statistics.commits.add(1, ordering: .relaxed)
         statistics.writes.add(succeeded.count, ordering: .relaxed)
         writer.configuration.onGroupCommit?(succeeded.count)
         // Publish before answering: whoever keeps a cache of heads from the
         // feed has heard of a commit before its writer can read it back, so a
         // client never sees its own acknowledged write missing.
-        feed.publish(succeeded.flatMap(\.1.commits))
+        feed.publish(commits)
         for (write, error) in failed { write.fail(error) }
         for (_, completed) in succeeded { completed.succeed() }
     }

@@ -60,6 +60,8 @@ public final class PostgresStore: Store {
     private let nextFreeLane = Atomic<Int>(0)
     private let reads = WorkQueue<ReadJob>()
     private let feed = CommitFeed()
+    /// The rank indexes the writer sessions publish for catch-ups on reader sessions.
+    private let board: IndexBoard
     /// Keeps this instance's commits of a list in version order on the feed.
     private let publishOrder = PublishOrder()
     private let listener: CommitListener
@@ -81,6 +83,7 @@ public final class PostgresStore: Store {
         self.configuration = configuration
         self.writers = max(1, writers)
         self.lanes = (0..<self.writers).map { _ in WorkQueue<PendingWrite>() }
+        self.board = IndexBoard(budget: configuration.hotListMemory)
         self.logger = logger
         let readers = max(1, configuration.readers)
         self.threadsRunning = Mutex((count: self.writers + readers, waiters: []))
@@ -199,18 +202,14 @@ public final class PostgresStore: Store {
         try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
     }
 
-    /// Runs on a writer session, where this instance's rank indexes live, in
-    /// a `REPEATABLE READ` snapshot: the index is brought to the snapshot's
-    /// version from history (O(k log n)), so the answer costs what changed,
-    /// not the list's size, whichever instance wrote it.
+    /// Runs on a reader session in a `REPEATABLE READ` snapshot, never on a
+    /// writer: the rank index comes from what this instance's writers
+    /// published (``IndexBoard``), brought to the snapshot's version from
+    /// history (O(k log n)), so the answer costs what changed, not the list's
+    /// size, whichever instance wrote it, and no write waits for it.
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
-        let lookup = try await write(on: list, locking: [], readOnly: true) { writer, _ throws(StoreError) in
-            (try writer.changes(of: list, since: version), [Commit]())
-        }
-        switch lookup {
-        case .change(let change): return .change(change)
-        case .outsideHistory: return .reset(try await snapshot(of: list))
-        }
+        let board = self.board
+        return try await read { reader throws(StoreError) in try reader.changes(of: list, since: version, board: board) }
     }
 
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
@@ -363,6 +362,7 @@ public final class PostgresStore: Store {
         let configuration = self.configuration
         let writes = self.lanes[index]
         let feed = self.feed
+        let board = self.board
         let publishOrder = self.publishOrder
         let logger = self.logger
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
@@ -392,7 +392,7 @@ public final class PostgresStore: Store {
             }
             ready(.success(connection.backendPID))
             var loop = PostgresWriterLoop(
-                url: url, connection: connection, configuration: perWriter, writes: writes, feed: feed,
+                url: url, connection: connection, configuration: perWriter, writes: writes, feed: feed, board: board,
                 publishOrder: publishOrder, counted: counted, built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
             loop.run()
         }
@@ -454,6 +454,7 @@ struct PostgresWriterLoop {
     let configuration: StoreConfiguration
     let writes: WorkQueue<PostgresStore.PendingWrite>
     let feed: CommitFeed
+    let board: IndexBoard
     let publishOrder: PublishOrder
     let counted: @Sendable (Int) -> Void
     /// Told how many rank indexes were built from the rows since last told.
@@ -466,7 +467,7 @@ struct PostgresWriterLoop {
 
     init(
         url: String, connection: Connection, configuration: StoreConfiguration,
-        writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, publishOrder: PublishOrder,
+        writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, board: IndexBoard, publishOrder: PublishOrder,
         counted: @escaping @Sendable (Int) -> Void, built: @escaping @Sendable (Int) -> Void, reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
         // Other writer sessions and other instances change the same rows: the
@@ -480,6 +481,7 @@ struct PostgresWriterLoop {
         self.configuration = configuration
         self.writes = writes
         self.feed = feed
+        self.board = board
         self.publishOrder = publishOrder
         self.counted = counted
         self.built = built
@@ -807,6 +809,7 @@ struct PostgresWriterLoop {
             return
         }
         writer.transactionCommitted()
+        writer.publishIndexes(of: commits, to: board)
         counted(succeeded.count)
         configuration.onGroupCommit?(succeeded.count)
         // Publish before answering, as SQLiteStore does: a cache fed by the

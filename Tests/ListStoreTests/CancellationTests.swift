@@ -59,4 +59,31 @@ import Testing
         #expect(try await store.snapshot(of: list).sections[0].items.map(\.id) == [id("a")])
         await store.close()
     }
+
+    /// A net-change question runs on a reader thread, never the writer's: with
+    /// the writer held after a commit, it is answered from the committed state.
+    @Test func aChangeQuestionDoesNotWaitForTheWriter() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = WriterGate()
+        let store = try await Self.open(directory, gate: gate)
+        let list = try await store.createList(id: id("l"), name: "", sections: [NewSection(id: id("s"))]).id
+
+        gate.arm()
+        let write = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }
+        try await waitUntil("the write committed and the writer waits") { gate.isHolding }
+        let question = Outcome { try await store.changes(of: list, since: 1) }
+        var waited: (any Error)?
+        do {
+            try await waitUntil("the question is answered while the writer waits") { question.isDone }
+        } catch { waited = error }
+        gate.open()
+        if let waited { throw waited }
+        guard case .change(let change) = try question.value() else {
+            Issue.record("a reset for a version inside the history")
+            return
+        }
+        #expect(change.from == 1 && change.to == 2)
+        #expect(try await write.value.version == 2)
+        await store.close()
+    }
 }

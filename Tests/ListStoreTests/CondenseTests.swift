@@ -305,10 +305,10 @@ import Testing
         #expect(throws: IndexMismatch.self) { try staleSections.condense(with: index) }
     }
 
-    /// The writer with a stale hot index for a list: "changes since" still
-    /// answers the right change (the index rebuilt from the rows), and the
-    /// mismatch is reported.
-    @Test func aStaleHotIndexIsRebuiltAndReported() async throws {
+    /// A reader with a stale published index for a list: "changes since"
+    /// still answers the right change (the index rebuilt from the rows), and
+    /// the mismatch is reported.
+    @Test func aStalePublishedIndexIsRebuiltAndReported() async throws {
         let directory = try TemporaryDirectory()
         let list = Identifier(storedText: "l")
         let items = (0..<50).map { NewItem(id: Identifier(storedText: "i\($0)")) }
@@ -319,23 +319,27 @@ import Testing
             id: list, name: "", sections: [NewSection(id: Identifier(storedText: "s"), items: items)])
         _ = try await store.apply([.moveItem(id: Identifier(storedText: "i3"), section: nil, to: 40)], to: list, expectedVersion: nil)
         _ = try await store.apply([.deleteItem(id: Identifier(storedText: "i7"))], to: list, expectedVersion: nil)
+        let head = try await store.head(of: list)
         await store.close()
         let inconsistencies = Inconsistencies()
         var configuration = StoreConfiguration(fullSync: false)
         configuration.onInconsistency = { inconsistencies.record($0) }
-        let fresh = ListWriter(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
-        guard case .change(let expected) = try fresh.changes(of: list, since: 1) else {
+        let fresh = ListReader(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
+        let freshBoard = IndexBoard(budget: 1 << 20)
+        guard case .change(let expected) = try fresh.changes(of: list, since: 1, board: freshBoard) else {
             Issue.record("no change since v1")
             return
         }
         #expect(inconsistencies.all == [])
+        #expect(freshBoard.count == 1, "the index built from the rows is published for the next reader")
 
-        let writer = ListWriter(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
+        let reader = ListReader(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
         var stale = ListIndex()
         stale.sections = RankedKeys(sorted: [Int64(1)])
         stale.items[Identifier(storedText: "s")] = RankedKeys(sorted: (0..<10).map { Int64($0) })
-        writer.hot.store(stale, for: list)
-        guard case .change(let answered) = try writer.changes(of: list, since: 1) else {
+        let board = IndexBoard(budget: 1 << 20)
+        board.publish(stale, of: list, epoch: head.epoch, version: head.version)
+        guard case .change(let answered) = try reader.changes(of: list, since: 1, board: board) else {
             Issue.record("no change since v1 with a stale index")
             return
         }

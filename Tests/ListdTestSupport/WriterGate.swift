@@ -49,3 +49,27 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     /// `timed out waiting until …`
     public var description: String { "timed out waiting until \(what)" }
 }
+
+/// The result of a call started in a task, readable from a ``waitUntil(_:_:)``
+/// condition: a test can wait for it to arrive with a deadline rather than
+/// hang awaiting a task that may never finish.
+public final class Outcome<Value: Sendable>: Sendable {
+    private let result = Mutex<Result<Value, any Error>?>(nil)
+
+    /// Starts `body` in a task and records what it returns or throws.
+    public init(_ body: @escaping @Sendable () async throws -> Value) {
+        Task {
+            let outcome: Result<Value, any Error>
+            do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+            self.result.withLock { $0 = outcome }
+        }
+    }
+
+    /// Whether the call has returned or thrown.
+    public var isDone: Bool { result.withLock { $0 != nil } }
+
+    /// What the call returned, rethrowing what it threw; `nil` while it runs.
+    public func value() throws -> Value? {
+        try result.withLock { $0 }?.get()
+    }
+}

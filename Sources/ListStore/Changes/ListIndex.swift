@@ -1,7 +1,7 @@
 /// The order statistics of one list's current position keys: the section keys,
 /// and each section's item keys. Enough to turn a key into an index path in
 /// O(log n) without reading the list.
-struct ListIndex {
+struct ListIndex: Sendable {
     var sections = RankedKeys()
     var items: [Identifier: RankedKeys] = [:]
 

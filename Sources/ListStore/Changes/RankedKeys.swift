@@ -8,7 +8,7 @@
 /// - Complexity: `rank(below:)` and `key(at:)` are O(log n); `insert` and
 ///   `remove` are O(log n + B + n/B) for block size B (256), a few hundred
 ///   machine words even at a million keys.
-struct RankedKeys {
+struct RankedKeys: Sendable {
     static let blockCapacity = 256
 
     private var blocks: [[Int64]] = []

@@ -1,0 +1,102 @@
+import ListStore
+import ListdTestSupport
+import Synchronization
+import Testing
+
+/// Catch-ups run on reader threads beside the writer (the rank index from the
+/// ``IndexBoard``, moved to each reader's snapshot): net changes asked while
+/// random writes commit, each from a random version the test has seen, replay
+/// stage by stage to exactly the snapshot at the version they name. The
+/// oracle is the same as ``ChangeEnginePropertyTests``' (an independent UIKit
+/// batch-update model over snapshots kept at every version).
+@Suite struct ConcurrentCatchUpTests {
+    /// Versions the writer has reached, with the snapshot at each.
+    final class States: Sendable {
+        private let states = Mutex<[Int64: ListSnapshot]>([:])
+        private let finished = Atomic<Bool>(false)
+
+        func record(_ snapshot: ListSnapshot) { states.withLock { $0[snapshot.version] = snapshot } }
+        subscript(version: Int64) -> ListSnapshot? { states.withLock { $0[version] } }
+        var versions: [Int64] { states.withLock { Array($0.keys) } }
+        var isFinished: Bool { finished.load(ordering: .acquiring) }
+        func finish() { finished.store(true, ordering: .releasing) }
+    }
+
+    static let writes = longTests ? 2_000 : 300
+
+    @Test(arguments: StoreKind.tested, [UInt64(1), 2, 3])
+    func catchUpsBesideWritesReplayToTheVersionTheyName(_ kind: StoreKind, seed: UInt64) async throws {
+        var configuration = StoreConfiguration(
+            fullSync: false, maxModelBytes: 48, historyVersions: 10_000, positionGap: seed % 2 == 1 ? 4 : 1 << 20)
+        // A published index moved to a reader's snapshot must agree with it:
+        // the store would recover (rebuild from the rows), but here it must never have to.
+        let inconsistencies = Inconsistencies()
+        configuration.onInconsistency = { inconsistencies.record($0) }
+        defer { #expect(inconsistencies.all == [], "seed \(seed): the store found itself inconsistent") }
+        try await withStore(kind, configuration) { store in
+            let list = id("l")
+            let created = try await store.createList(
+                id: list, name: "start",
+                sections: [
+                    NewSection(id: id("a"), items: (0..<400).map { NewItem(id: id("a\($0)")) }),
+                    NewSection(id: id("b"), items: (0..<10).map { NewItem(id: id("b\($0)")) }),
+                ])
+            let states = States()
+            states.record(created)
+
+            let writer = Task {
+                var rng = SeededGenerator(seed: seed)
+                var current = created
+                for _ in 0..<Self.writes {
+                    var reference = ReferenceList(name: "start", maxModelBytes: 48)
+                    reference.sections = current.sections
+                    let ops = HistoryPropertyTests.randomOps(from: reference, using: &rng)
+                    guard let result = try? await store.apply(ops, to: list, expectedVersion: nil), result.changed
+                    else { continue }
+                    // The only writer: the snapshot read now is the one at its version.
+                    current = try await store.snapshot(of: list)
+                    #expect(current.version == result.version)
+                    states.record(current)
+                }
+                states.finish()
+            }
+            // Three readers ask concurrently from random versions they have seen.
+            let answers = try await withThrowingTaskGroup(of: [(Int64, ChangeSince)].self) { group in
+                for reader in 0..<3 {
+                    group.addTask {
+                        var rng = SeededGenerator(seed: seed &* 31 &+ UInt64(reader))
+                        var answers: [(Int64, ChangeSince)] = []
+                        while !states.isFinished {
+                            guard let since = states.versions.randomElement(using: &rng) else { continue }
+                            answers.append((since, try await store.changes(of: list, since: since)))
+                        }
+                        return answers
+                    }
+                }
+                var all: [(Int64, ChangeSince)] = []
+                for try await answers in group { all += answers }
+                return all
+            }
+            try await writer.value
+
+            var checked = 0
+            var spans: Set<Int64> = []
+            for (since, answer) in answers {
+                guard case .change(let change) = answer else {
+                    Issue.record("seed \(seed): a reset for v\(since), inside the history")
+                    continue
+                }
+                let old = try #require(states[since])
+                let new = try #require(states[change.to], "seed \(seed): an answer at v\(change.to), never reached")
+                #expect(change.from == since)
+                try ChangeEnginePropertyTests().check(
+                    change, from: old, to: new, movedSince: [(sections: [], items: [], everything: true)],
+                    "seed \(seed) v\(since)→v\(change.to)")
+                checked += 1
+                spans.insert(change.to - since)
+            }
+            #expect(checked >= 100, "seed \(seed): only \(checked) answers checked")
+            #expect(spans.count > 10, "seed \(seed): answers spanned too few distances: \(spans.sorted())")
+        }
+    }
+}
