@@ -626,6 +626,7 @@ let usage = """
            ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
            ServiceBenchmarks make PORT ITEMS LIST-ID [query]
            ServiceBenchmarks query PORT ITEMS LIST-ID
+           ServiceBenchmarks catchup PORT LIST-ID CLIENTS SECONDS [MIN-BEHIND MAX-BEHIND]
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -668,6 +669,13 @@ case "make":
 case "query":
     guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
     queryBenchmark(port: port, items: items, id: arguments[3])
+case "catchup":
+    guard let port = argument(1), arguments.count > 2, let clients = argument(3), let seconds = argument(4) else {
+        fail(usage)
+    }
+    catchUp(
+        port: port, list: arguments[2], clients: clients, seconds: Double(seconds), minBehind: argument(5) ?? 1_000,
+        maxBehind: argument(6) ?? 8_000)
 default:
     fail(usage)
 }

@@ -28,7 +28,6 @@ public final class ListService: HTTPHandler {
     let decoder: RequestDecoder
     private let routes: Router<Route>
     private let commitSubscription: CommitSubscription
-    private let cacheSubscription: any Disposable
 
     /// Creates the service over `store`.
     public init(
@@ -39,22 +38,19 @@ public final class ListService: HTTPHandler {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
-        let router = CommitRouter()
+        let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
+        self.cache = cache
+        // A deleted list's snapshot must not outlive its acknowledged deletion in the cache.
+        let router = CommitRouter(onCommit: { commit in if commit.deleted { cache.remove(commit.list) } })
         self.router = router
         self.computer = ChangeComputer(store: store, router: router)
         self.hub = ChangeHub(router: router, computer: computer, metrics: metrics, tick: configuration.timeoutTick)
         self.eventHub = EventHub(
             router: router, computer: computer, metrics: metrics, heartbeat: configuration.eventHeartbeat)
-        let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
-        self.cache = cache
         self.decoder = RequestDecoder(
             maxBodyBytes: configuration.maxBodyBytes, models: ModelLimits(maxDepth: configuration.maxModelDepth))
         self.routes = Self.routeTable()
         self.commitSubscription = router.connect(to: store)
-        // A deleted list's snapshot must not outlive it in the cache.
-        self.cacheSubscription = router.commits.asObservable()
-            .filter { $0.deleted }
-            .subscribe(onNext: { commit in cache.remove(commit.list) })
         metrics.gauge("listd_parked_waiters") { [hub] in
             Double(hub.parkedCount)
         }
@@ -72,7 +68,6 @@ public final class ListService: HTTPHandler {
 
     deinit {
         commitSubscription.cancel()
-        cacheSubscription.dispose()
     }
 
     /// Answers every parked long-poll with "no change" so its client

@@ -88,6 +88,15 @@ final class ChangeComputer: Sendable {
             if let known = state.recent[question], let head, known.epoch == head.epoch, known.to == head.version {
                 return .reuse(known)
             }
+            // A question naming the epoch it holds has the answer of the same
+            // question without one, when that answer is of that epoch: a
+            // commit's recorded change serves followers whatever their cursors say.
+            if question.maxChanges == nil, let epoch = question.epoch, let head, head.epoch == epoch,
+                let known = state.recent[Question(list: question.list, from: question.from, epoch: nil)],
+                known.epoch == epoch, known.to == head.version
+            {
+                return .reuse(known)
+            }
             if state.inFlight[question] != nil { return .join }
             state.inFlight[question] = []
             return .compute

@@ -1,20 +1,25 @@
+import Dispatch
 import ListStore
 import ReactiveCore
 import Synchronization
 
-/// Carries the store's commits to whoever follows a list, through the reactive
-/// core: the store publishes every commit on one subject; the router keeps each
-/// list's latest head and hands each commit only to the observers of its own list.
+/// Carries the store's commits to whoever follows a list: the router keeps
+/// each list's latest head and hands each commit only to the observers of its
+/// own list (``commits(of:)``, an observable of the reactive core).
 ///
-/// The head is recorded *before* a commit is dispatched, so a follower that
-/// subscribes and then reads ``head(of:)`` never misses a commit: either its
-/// subscription was in place when the commit was dispatched, or the head it
-/// reads already includes it. (It may see a commit both ways; followers treat
-/// a commit they already know as a no-op.)
+/// Concurrency: ``accept(_:)`` runs on the store's thread that committed,
+/// before the writers are answered, and does only what must precede the
+/// answer: it records the head and takes the list's observers, under the
+/// router's lock. The observers are then called on the fan-out queue (one
+/// serial queue, so a list's commits reach them in order), never on the
+/// store's thread: waking 10,000 long-polls does not delay the write's own answer.
+///
+/// The head is recorded *before* a commit is dispatched, in the same lock
+/// that takes the observers, so a follower that subscribes and then reads
+/// ``head(of:)`` never misses a commit: either its subscription was taken
+/// with the commit, or the head it reads already includes it. (It may see a
+/// commit both ways; followers treat a commit they already know as a no-op.)
 public final class CommitRouter: Sendable {
-    /// Every commit of the store, in commit order.
-    public let commits = PublishSubject<Commit>()
-
     private struct Route {
         var epoch: String
         var version: Int64
@@ -27,20 +32,30 @@ public final class CommitRouter: Sendable {
     }
 
     private let state = Mutex(State())
-    private let upstream = SingleAssignmentDisposable()
+    /// Where observers are called: off the store's thread, in commit order.
+    private let fanOut = DispatchQueue(label: "listd.fan-out", qos: .userInitiated)
+    /// Called with every commit on the store's thread, before the write is
+    /// answered (see ``init(onCommit:)``).
+    private let onCommit: (@Sendable (Commit) -> Void)?
 
-    /// Creates a router that dispatches what is published on ``commits``.
-    public init() {
-        upstream.setDisposable(commits.asObservable().subscribe(onNext: { [weak self] commit in
-            self?.dispatch(commit)
-        }))
+    /// Creates a router. `onCommit`, if given, hears every commit on the
+    /// store's thread before the write is answered (a cache that must not
+    /// serve a deleted list's snapshot once its deletion is acknowledged); it
+    /// must return at once.
+    public init(onCommit: (@Sendable (Commit) -> Void)? = nil) {
+        self.onCommit = onCommit
     }
 
-    deinit { upstream.dispose() }
-
-    /// Feeds a store's commits into ``commits``; cancel the result to stop.
+    /// Feeds a store's commits to the router; cancel the result to stop.
     public func connect(to store: any Store) -> CommitSubscription {
-        store.onCommit { [commits] commit in commits.on(.next(commit)) }
+        store.onCommit { [weak self] commit in self?.accept(commit) }
+    }
+
+    /// Waits until every commit accepted so far has reached its observers (for tests and shutdown).
+    public func drain() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            fanOut.async { continuation.resume() }
+        }
     }
 
     /// The latest head the router has seen for `list`, or nil if it has seen
@@ -95,7 +110,11 @@ public final class CommitRouter: Sendable {
         }
     }
 
-    private func dispatch(_ commit: Commit) {
+    /// Records `commit`'s head and hands it to its list's observers on the
+    /// fan-out queue. Called by the store (see ``connect(to:)``) on the thread
+    /// that committed; the head is current when this returns.
+    public func accept(_ commit: Commit) {
+        onCommit?(commit)
         let observers = state.withLock { state -> [AnyObserver<Commit>] in
             var route = state.routes[commit.list] ?? Route(epoch: commit.epoch, version: commit.version)
             let observers = Array(route.observers.values)
@@ -113,6 +132,9 @@ public final class CommitRouter: Sendable {
             }
             return observers
         }
-        for observer in observers { observer.on(.next(commit)) }
+        guard !observers.isEmpty else { return }
+        fanOut.async {
+            for observer in observers { observer.on(.next(commit)) }
+        }
     }
 }

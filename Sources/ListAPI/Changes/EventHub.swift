@@ -96,7 +96,7 @@ final class EventHub: Sendable {
                 state.byList[list, default: []].insert(stream.id)
                 if state.subscriptions[list] == nil {
                     state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commit in
-                        self?.committed(commit.list)
+                        self?.committed(commit)
                     })
                 }
             }
@@ -163,7 +163,9 @@ final class EventHub: Sendable {
         for subscription in unsubscribed { subscription.dispose() }
     }
 
-    private func committed(_ list: Identifier) {
+    /// A commit of a followed list (on the router's fan-out queue).
+    private func committed(_ commit: Commit) {
+        let list = commit.list
         let streams: [Stream] = state.withLock { state in
             guard let ids = state.byList[list] else { return [] }
             return ids.compactMap { state.streams[$0] }
@@ -180,7 +182,7 @@ final class EventHub: Sendable {
             if let key { groups[key, default: []].append(stream) }
         }
         if coalesced > 0 { changesCoalesced.add(coalesced, ordering: .relaxed) }
-        for (key, members) in groups { compute(key, for: members) }
+        for (key, members) in groups { compute(key, for: members, recorded: commit.change) }
     }
 
     /// The chunk last written to `stream` reached the socket (on its event loop thread).
@@ -201,7 +203,21 @@ final class EventHub: Sendable {
         var maxChanges: Int?
     }
 
-    private func compute(_ key: GroupKey, for streams: [Stream]) {
+    /// Computes the group's events and writes them. With the commit's own
+    /// recorded change, when it is exactly what the group asks (one list,
+    /// from the group's cursor, of its epoch, within its `maxChanges`), the
+    /// events are framed and written here, on the fan-out queue: no task, no
+    /// store call. Otherwise one task asks ``ChangeComputer``.
+    private func compute(_ key: GroupKey, for streams: [Stream], recorded: NetChange? = nil) {
+        if let recorded, key.lists == [recorded.list], let cursor = key.cursors[recorded.list],
+            max(0, cursor.version) == recorded.from, cursor.epoch.map({ $0 == recorded.epoch }) ?? true
+        {
+            let answer = computer.recorded(recorded)
+            if answer.reset || answer.changeCount <= (key.maxChanges ?? .max) {
+                deliver([(recorded.list, .answer(answer))], to: streams)
+                return
+            }
+        }
         Task {
             var outcomes: [(Identifier, EventStreamMachine.Outcome)] = []
             for list in key.lists {

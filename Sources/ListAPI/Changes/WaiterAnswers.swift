@@ -17,45 +17,76 @@ struct WaiterAnswers: Sendable {
     /// Answers waiters woken by a commit of `list`. Waiters of one list share
     /// one computed answer; a multi-list waiter also gets every other list of
     /// its own that has moved on.
+    ///
+    /// With the commit's own recorded change (`recorded`, from `since` to the
+    /// commit), the single-list waiters are answered here, on the caller's
+    /// thread (the fan-out queue), with one serialized body shared by all:
+    /// no task and no store call. Only what needs the store (no recorded
+    /// change, a `maxChanges` the change exceeds, `POST /changes` waiters)
+    /// goes to one task for the group.
     func woken(
         _ waiters: [WaiterTable<ChangeHub.Parked>.Waiter], list: Identifier, since: Int64, recorded: NetChange? = nil
     ) {
-        Task {
-            let question = ChangeComputer.Question(list: list, from: since, epoch: nil)
-            let shared: Result<EncodedChangeAnswer, StoreError>
-            if let recorded {
-                // The commit carries its own change: no store round trip.
-                shared = .success(computer.recorded(recorded))
-            } else {
-                do throws(StoreError) {
-                    shared = .success(try await computer.answer(question))
-                } catch {
-                    shared = .failure(error)
-                }
+        guard let recorded else {
+            Task { await self.answer(waiters.map(\.payload), list: list, since: since, shared: nil) }
+            return
+        }
+        let recordedAnswer = computer.recorded(recorded)
+        var compactBody: [UInt8]?
+        var later: [ChangeHub.Parked] = []
+        for entry in waiters {
+            let waiter = entry.payload
+            guard case .one = waiter.watch,
+                recordedAnswer.reset || recordedAnswer.changeCount <= (waiter.maxChanges ?? .max)
+            else {
+                later.append(waiter)
+                continue
             }
-            var compactBody: [UInt8]?
-            for entry in waiters {
-                let waiter = entry.payload
-                switch (waiter.watch, shared) {
-                case (.one, .success(let answer)) where !answer.reset && answer.changeCount > (waiter.maxChanges ?? .max):
-                    // This waiter would rather have the snapshot than so large a change.
-                    do throws(StoreError) {
-                        let reset = try await computer.answer(
-                            ChangeComputer.Question(list: list, from: since, epoch: nil, maxChanges: waiter.maxChanges))
-                        metrics.served(reset)
-                        respond(waiter, json: reset.json, compact: nil)
-                    } catch {
-                        waiter.responder.respond(Problem(error).response())
-                    }
-                case (.one, .success(let answer)):
-                    if compactBody == nil { compactBody = answer.json + [UInt8(ascii: "\n")] }
-                    metrics.served(answer)
-                    respond(waiter, json: answer.json, compact: compactBody)
-                case (.one, .failure(let error)):
+            if compactBody == nil { compactBody = recordedAnswer.json + [UInt8(ascii: "\n")] }
+            metrics.served(recordedAnswer)
+            respond(waiter, json: recordedAnswer.json, compact: compactBody)
+        }
+        if !later.isEmpty {
+            Task { await self.answer(later, list: list, since: since, shared: recordedAnswer) }
+        }
+    }
+
+    /// Answers `waiters` of `list` since `since` with `shared` (computed when `nil`).
+    private func answer(
+        _ waiters: [ChangeHub.Parked], list: Identifier, since: Int64, shared known: EncodedChangeAnswer?
+    ) async {
+        let shared: Result<EncodedChangeAnswer, StoreError>
+        if let known {
+            shared = .success(known)
+        } else {
+            do throws(StoreError) {
+                shared = .success(
+                    try await computer.answer(ChangeComputer.Question(list: list, from: since, epoch: nil)))
+            } catch {
+                shared = .failure(error)
+            }
+        }
+        var compactBody: [UInt8]?
+        for waiter in waiters {
+            switch (waiter.watch, shared) {
+            case (.one, .success(let answer)) where !answer.reset && answer.changeCount > (waiter.maxChanges ?? .max):
+                // This waiter would rather have the snapshot than so large a change.
+                do throws(StoreError) {
+                    let reset = try await computer.answer(
+                        ChangeComputer.Question(list: list, from: since, epoch: nil, maxChanges: waiter.maxChanges))
+                    metrics.served(reset)
+                    respond(waiter, json: reset.json, compact: nil)
+                } catch {
                     waiter.responder.respond(Problem(error).response())
-                case (.many, _):
-                    await many(waiter)
                 }
+            case (.one, .success(let answer)):
+                if compactBody == nil { compactBody = answer.json + [UInt8(ascii: "\n")] }
+                metrics.served(answer)
+                respond(waiter, json: answer.json, compact: compactBody)
+            case (.one, .failure(let error)):
+                waiter.responder.respond(Problem(error).response())
+            case (.many, _):
+                await many(waiter)
             }
         }
     }

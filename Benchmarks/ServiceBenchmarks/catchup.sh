@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue 21's catch-up figure against a real listd (release build, loopback only):
+# single-op writes/s (wrk -t1 -c64, update.lua) on a 100,000-item list alone, then
+# while CLIENTS clients continuously catch up from 1,000-8,000 versions behind
+# (ServiceBenchmarks catchup), in alternating rounds in one listd; then a client
+# 10,000 single-op versions behind (ServiceBenchmarks engine's figure).
+# PORT=8080 ITEMS=100000 CLIENTS=4 ROUNDS=3 DURATION=10 catchup.sh
+# Needs: apt-get install -y wrk
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+port="${PORT:-8080}"
+items="${ITEMS:-100000}"
+clients="${CLIENTS:-4}"
+rounds="${ROUNDS:-3}"
+duration="${DURATION:-10}"
+single_listd
+rate() {  # rate SECONDS: prints writes/s and wrk's latency line
+    LIST_PATH="/lists/$list" ITEMS="$items" wrk -t1 -c64 -d"${1}s" --latency -s "$here/update.lua" "http://127.0.0.1:$port" \
+        | awk '/Requests\/sec/ { rps = $2 } /^ +99%/ { p99 = $2 } END { printf "%s writes/s, p99 %s\n", rps, p99 }'
+}
+
+echo "cores: $(nproc); load average: $(cat /proc/loadavg)"
+start_listd
+list="$("$bin/ServiceBenchmarks" make "$port" "$items" catchup)"
+# History to catch up through: at least 10,000 versions before measuring.
+echo "warming up: writes for 5 s: $(rate 5)"
+while :; do
+    version=$(curl -sf "http://127.0.0.1:$port/lists/$list/changes?since=1&timeout=0&maxChanges=0" | jq .to)
+    [ "$version" -gt 10000 ] && break
+    rate 3 > /dev/null
+done
+echo "list $list at version $version"
+for round in $(seq "$rounds"); do
+    alone=$(rate "$duration")
+    "$bin/ServiceBenchmarks" catchup "$port" "$list" "$clients" "$duration" 1000 8000 > "$work/catchup.txt" &
+    catching=$!
+    beside=$(rate "$duration")
+    wait "$catching"
+    a=$(echo "$alone" | awk '{print $1}')
+    b=$(echo "$beside" | awk '{print $1}')
+    echo "round $round: alone $alone; with $clients catching up $beside; ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }')x"
+    echo "    $(cat "$work/catchup.txt")"
+done
+stop_listd
+start_listd
+"$bin/ServiceBenchmarks" engine "$port" "$listd_pid" "$items" behind 10000 | grep -E "behind by|RSS" || true
+stop_listd
