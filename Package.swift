@@ -126,9 +126,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "FollowBenchmarks",
-            dependencies: ["ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore"],
+            dependencies: [
+                "ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore", "HTTPClient", "HTTP",
+            ],
             path: "Benchmarks/FollowBenchmarks",
-            exclude: ["README.md"]
+            exclude: ["README.md", "compare.sh"]
         ),
         .executableTarget(
             name: "ServiceBenchmarks",
