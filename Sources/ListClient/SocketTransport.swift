@@ -17,9 +17,10 @@
     /// connection for its snapshot and long-polls instead of opening one per
     /// request. Copies of a transport share its pool; give each client its own.
     ///
-    /// Each request runs on a thread of its own: a long-poll blocks for minutes,
-    /// which must not happen on Swift's cooperative pool. Cancelling the task
-    /// shuts the socket down, so the server releases a parked long-poll at once.
+    /// Each request runs on a thread of its own (kept for the next request when
+    /// it ends): a long-poll blocks for minutes, which must not happen on Swift's
+    /// cooperative pool. Cancelling the task shuts the socket down, so the
+    /// server releases a parked long-poll at once.
     ///
     /// It speaks plain `http://` only: there is no TLS, and no proxy (it ignores
     /// `http_proxy`). An `https://` request fails at once with a
@@ -63,16 +64,16 @@
         /// `http://`, `CancellationError` when the task is cancelled, and the
         /// socket layer's error (naming the failed call and errno) otherwise.
         public func send(_ request: ClientRequest) async throws -> ClientResponse {
-            guard Self.canSend(to: request.url), let host = request.url.host,
-                let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false)
-            else {
+            guard Self.canSend(to: request.url), let host = request.url.host else {
                 throw ListClientError(
                     kind: .invalidRequest,
                     detail: "SocketTransport speaks plain http:// only (no TLS), not \(request.url.absoluteString); "
                         + "use URLSessionTransport for https://")
             }
-            var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-            if let query = components.percentEncodedQuery { target += "?" + query }
+            // The URL's own percent-encoded parts: no URLComponents parse per request.
+            let path = request.url.path(percentEncoded: true)
+            var target = path.isEmpty ? "/" : path
+            if let query = request.url.query(percentEncoded: true) { target += "?" + query }
             let call = HTTPClientCall(pool: pool)
             let outgoing = HTTPClientCall.Request(
                 method: HTTPMethod(rawValue: request.method), host: host, port: request.url.port ?? 80, target: target,
@@ -80,7 +81,7 @@
                 timeout: request.timeout)
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ClientResponse, any Error>) in
-                    Thread.detachNewThread {
+                    BlockingThreads.shared.run {
                         do throws(SystemError) {
                             let response = try call.perform(outgoing)
                             var headers: [String: String] = [:]
