@@ -10,8 +10,9 @@
     /// (from ListClientNetworking) sends its `http://` requests with it.
     ///
     /// Why: on Linux, URLSession hands every exchange through libcurl and its
-    /// own threads; a follower's update then came 65 ms (p50) after the write's
-    /// answer, against about 5 ms for a plain socket (Benchmarks/FollowBenchmarks).
+    /// own threads; with 100 followers at 50 writes/s, a follower's update came
+    /// about 80 ms (p50) after the write was sent, against about 8 ms with this
+    /// transport (Benchmarks/FollowBenchmarks).
     ///
     /// Its requests share one keep-alive connection pool: a follow keeps one
     /// connection for its snapshot and long-polls instead of opening one per
