@@ -127,7 +127,8 @@ let package = Package(
         .executableTarget(
             name: "FollowBenchmarks",
             dependencies: [
-                "ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore", "HTTPClient", "HTTP",
+                "ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore",
+                "HTTPClient", "HTTP",
             ],
             path: "Benchmarks/FollowBenchmarks",
             exclude: ["README.md", "compare.sh"]

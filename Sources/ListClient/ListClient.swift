@@ -456,7 +456,8 @@ public final class ListClient: Sendable {
         while prefix.hasSuffix("/") { prefix.removeLast() }
         var encoded: [String] = []
         for segment in path {
-            guard !segment.isEmpty, let escaped = segment.addingPercentEncoding(withAllowedCharacters: Self.unreserved) else {
+            guard !segment.isEmpty, let escaped = segment.addingPercentEncoding(withAllowedCharacters: Self.unreserved)
+            else {
                 throw ListClientError(kind: .invalidRequest, detail: "an empty or unencodable id in \(path)")
             }
             encoded.append(escaped)

@@ -81,7 +81,8 @@
                 headers: HTTPHeaders(request.headers.map { ($0.name, $0.value) }), body: request.body,
                 timeout: request.timeout)
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ClientResponse, any Error>) in
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<ClientResponse, any Error>) in
                     BlockingThreads.shared.run {
                         do throws(SystemError) {
                             let response = try call.perform(outgoing)

@@ -33,7 +33,8 @@ import Testing
     /// No TLS: an https:// request fails before any connection, saying why.
     @Test func httpsIsRefusedAsAnInvalidRequest() async throws {
         let transport = SocketTransport()
-        let client = ListClient(baseURL: try #require(URL(string: "https://127.0.0.1:1")), token: nil, transport: transport)
+        let url = try #require(URL(string: "https://127.0.0.1:1"))
+        let client = ListClient(baseURL: url, token: nil, transport: transport)
         let error = await #expect(throws: ListClientError.self) { try await client.list("k") }
         #expect(error?.kind == .invalidRequest)
         #expect(error?.detail.contains("http:// only") == true)
