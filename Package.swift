@@ -79,7 +79,18 @@ let package = Package(
         ),
         // MARK: The clients (no FoundationNetworking in ListClient: listd links it)
         .target(name: "HTTPClient", dependencies: ["HTTP", "POSIXIO", "CSystem"]),
-        .target(name: "ListClient", dependencies: ["ReactiveCore", "SectionDiff", "JSON", "ListWire"]),
+        // SocketTransport (Linux only: HTTPClient is epoll and Glibc) lives in ListClient, not
+        // ListClientNetworking, so `listd watch` gets it without linking FoundationNetworking.
+        // HTTPClient's types stay internal to it, so the product needs to list no more targets.
+        .target(
+            name: "ListClient",
+            dependencies: [
+                "ReactiveCore", "SectionDiff", "JSON", "ListWire",
+                .target(name: "HTTPClient", condition: .when(platforms: [.linux])),
+                .target(name: "HTTP", condition: .when(platforms: [.linux])),
+                .target(name: "POSIXIO", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .target(name: "ListClientNetworking", dependencies: ["ListClient"]),
         .executableTarget(
             name: "listd",
@@ -115,9 +126,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "FollowBenchmarks",
-            dependencies: ["ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore"],
+            dependencies: [
+                "ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore",
+                "HTTPClient", "HTTP",
+            ],
             path: "Benchmarks/FollowBenchmarks",
-            exclude: ["README.md"]
+            exclude: ["README.md", "compare.sh"]
         ),
         .executableTarget(
             name: "ServiceBenchmarks",

@@ -3,16 +3,29 @@
 // snapshot and the delay from a write's answer to each follower's update.
 //
 //     .build/release/FollowBenchmarks --url http://127.0.0.1:8080 [--followers 100] [--rate 50] [--seconds 30]
+//         [--transport socket|urlsession|raw]
 //
 // See README.md beside this file.
 
 import Foundation
+import HTTP
+import HTTPClient
 import JSON
 import ListClient
 import ListClientNetworking
 import ReactiveCore
 import SectionDiff
 import Synchronization
+
+/// How the followers talk to listd.
+enum FollowerTransport: String, CaseIterable {
+    /// ListClient with `SocketTransport` (the default on Linux for http://).
+    case socket
+    /// ListClient with `URLSessionTransport` (the default on Apple platforms).
+    case urlsession
+    /// No ListClient: long-polls over HTTPClientCall reading only `to`, the baseline.
+    case raw
+}
 
 struct Settings {
     var url = URL(string: "http://127.0.0.1:8080")!
@@ -21,6 +34,7 @@ struct Settings {
     var seconds = 30.0
     var list = "follow-bench"
     var token = ProcessInfo.processInfo.environment["LISTD_TOKEN"]
+    var transport = FollowerTransport.socket
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -32,8 +46,14 @@ struct Settings {
             case "--rate": rate = Double(value) ?? rate
             case "--seconds": seconds = Double(value) ?? seconds
             case "--list": list = value
+            case "--transport":
+                guard let chosen = FollowerTransport(rawValue: value) else {
+                    print("--transport takes socket, urlsession or raw, not \(value)")
+                    exit(2)
+                }
+                transport = chosen
             default:
-                print("unknown flag \(flag); flags: --url --followers --rate --seconds --list")
+                print("unknown flag \(flag); flags: --url --followers --rate --seconds --list --transport")
                 exit(2)
             }
         }
@@ -48,6 +68,7 @@ final class FollowerLog: Sendable {
     }
     private let entries = Mutex<[Entry]>([])
     private let last = Mutex<ListState?>(nil)
+    private let lastVersion = Mutex<Int64?>(nil)
     private let resets = Atomic<Int>(0)
     private let failure = Mutex<String?>(nil)
 
@@ -57,12 +78,21 @@ final class FollowerLog: Sendable {
         guard let state = update.state else { return }
         entries.withLock { $0.append(Entry(version: state.version, at: now)) }
         last.withLock { $0 = state }
+        lastVersion.withLock { $0 = state.version }
+    }
+
+    /// A raw follower's answer: its version only, no sections.
+    func record(version: Int64) {
+        let now = ContinuousClock.now
+        entries.withLock { $0.append(Entry(version: version, at: now)) }
+        lastVersion.withLock { $0 = version }
     }
 
     func fail(_ error: any Error) { failure.withLock { $0 = "\(error)" } }
 
     var log: [Entry] { entries.withLock { $0 } }
     var state: ListState? { last.withLock { $0 } }
+    var version: Int64? { lastVersion.withLock { $0 } }
     var resetCount: Int { resets.load(ordering: .relaxed) }
     var error: String? { failure.withLock { $0 } }
 }
@@ -74,8 +104,67 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 
 func milliseconds(_ duration: Duration) -> Double { duration / .milliseconds(1) }
 
+/// The baseline follower: no ListClient, no diffing; a thread that long-polls
+/// `GET /lists/ID/changes?since=V` over HTTPClientCall on one keep-alive
+/// connection and reads `to` from each answer's JSON.
+final class RawFollower: Sendable {
+    let log: FollowerLog
+    private let pool = ConnectionPool()
+    private let current = Mutex<HTTPClientCall?>(nil)
+    private let stopped = Atomic<Bool>(false)
+
+    init(log: FollowerLog) { self.log = log }
+
+    func start(_ url: URL, list: String, token: String?) {
+        Thread.detachNewThread { [self] in run(url, list: list, token: token) }
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+        current.withLock { $0 }?.cancel()
+    }
+
+    private func run(_ url: URL, list: String, token: String?) {
+        guard let host = url.host else { return log.fail(RawFailure("no host in \(url)")) }
+        let port = url.port ?? 80
+        var headers: HTTPHeaders = ["Accept": "application/json"]
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
+        var target = "/lists/\(list)"
+        var timeout = Duration.seconds(10)
+        while !stopped.load(ordering: .relaxed) {
+            let call = HTTPClientCall(pool: pool)
+            current.withLock { $0 = call }
+            do {
+                let response = try call.perform(
+                    .init(method: .get, host: host, port: port, target: target, headers: headers, timeout: timeout))
+                guard response.status.code == 200 else {
+                    throw RawFailure("GET \(target): HTTP \(response.status.code)")
+                }
+                let json = try JSONValue(parsing: response.body)
+                guard let version = (json["to"] ?? json["version"])?.int64Value else {
+                    throw RawFailure("GET \(target): no version in the answer")
+                }
+                if version != log.version { log.record(version: version) }
+                target = "/lists/\(list)/changes?since=\(version)&timeout=30"
+                timeout = .seconds(45)
+            } catch {
+                if !stopped.load(ordering: .relaxed) { log.fail(error) }
+                return
+            }
+        }
+    }
+}
+
+struct RawFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
 let settings = Settings(CommandLine.arguments)
+// The writer is the same in every mode (ListClient's default transport: sockets
+// for http:// on Linux), so the modes differ only in their followers.
 let writer = ListClient(baseURL: settings.url, token: settings.token)
+print("followers: \(settings.followers) over \(settings.transport.rawValue); writer: \(type(of: writer.transport))")
 
 /// Deletes a list left by an earlier run; a missing list is fine.
 func removeLeftover(_ client: ListClient, _ list: String) async throws {
@@ -94,23 +183,37 @@ let initial: ListSections = (0..<5).map { section in
 _ = try await writer.createList(id: settings.list, name: "bench", sections: initial)
 
 let logs = (0..<settings.followers).map { _ in FollowerLog() }
-// One client (and URLSession) per follower, as 100 apps would have: on Linux one
-// URLSession queues requests beyond the connections it opens, and a parked
-// long-poll holds its connection for up to the poll timeout.
-let subscriptions = logs.map { log in
-    ListClient(baseURL: settings.url, token: settings.token).follow(list: settings.list).subscribe { event in
-        switch event {
-        case .next(let update): log.record(update)
-        case .error(let error): log.fail(error)
-        case .completed: break
-        }
+// One client (and transport: URLSession or connection pool) per follower, as 100
+// apps would have: on Linux one URLSession queues requests beyond the connections
+// it opens, and a parked long-poll holds its connection for up to the poll timeout.
+func followerTransport() -> any HTTPTransport {
+    switch settings.transport {
+    case .socket, .raw: SocketTransport()
+    case .urlsession: URLSessionTransport()
+    }
+}
+var subscriptions: [any Disposable] = []
+var rawFollowers: [RawFollower] = []
+if settings.transport == .raw {
+    rawFollowers = logs.map { RawFollower(log: $0) }
+    for follower in rawFollowers { follower.start(settings.url, list: settings.list, token: settings.token) }
+} else {
+    subscriptions = logs.map { log in
+        ListClient(baseURL: settings.url, token: settings.token, transport: followerTransport())
+            .follow(list: settings.list).subscribe { event in
+                switch event {
+                case .next(let update): log.record(update)
+                case .error(let error): log.fail(error)
+                case .completed: break
+                }
+            }
     }
 }
 let readyDeadline = ContinuousClock.now + .seconds(30)
-while logs.contains(where: { $0.state == nil }) && ContinuousClock.now < readyDeadline {
+while logs.contains(where: { $0.version == nil }) && ContinuousClock.now < readyDeadline {
     try await Task.sleep(for: .milliseconds(20))
 }
-let ready = logs.filter { $0.state != nil }.count
+let ready = logs.filter { $0.version != nil }.count
 print("followers ready: \(ready)/\(settings.followers)")
 
 // Writes at a steady rate, each on schedule in its own task (a slow answer must
@@ -178,10 +281,11 @@ await withTaskGroup(of: Void.self) { group in
 let elapsed = ContinuousClock.now - started
 let final = try await writer.list(settings.list)
 let settleDeadline = ContinuousClock.now + .seconds(30)
-while logs.contains(where: { $0.state?.version != final.version }) && ContinuousClock.now < settleDeadline {
+while logs.contains(where: { $0.version != final.version }) && ContinuousClock.now < settleDeadline {
     try await Task.sleep(for: .milliseconds(20))
 }
 subscriptions.forEach { $0.dispose() }
+rawFollowers.forEach { $0.stop() }
 
 // Delay of each (write, follower): from the write's answer (and from its
 // request) to the follower's first update at or past that version. A follower may
@@ -206,11 +310,14 @@ for log in logs {
 delaysFromRequest.sort()
 let writeLatencies = writes.all.map { milliseconds($0.answered - $0.sent) }.sorted()
 delays.sort()
-let behind = logs.compactMap(\.state?.version).filter { $0 != final.version }
+let behind = logs.compactMap(\.version).filter { $0 != final.version }
 if !behind.isEmpty {
     print("followers behind the final version \(final.version): \(behind.count), at versions \(behind.sorted().prefix(10))…")
 }
-let matching = logs.filter { $0.state?.sections == final.sections && $0.state?.version == final.version }.count
+// A raw follower holds no sections: it matches when it reached the final version.
+let matching = logs.filter {
+    $0.version == final.version && (settings.transport == .raw || $0.state?.sections == final.sections)
+}.count
 let errors = logs.compactMap(\.error)
 print(
     """

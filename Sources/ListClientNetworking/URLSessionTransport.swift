@@ -7,7 +7,8 @@ import Synchronization
 #endif
 
 /// An `HTTPTransport` over `URLSession`, for apps (iOS, macOS) and tools that may
-/// link FoundationNetworking.
+/// link FoundationNetworking: what ``DefaultTransport`` sends every request with
+/// on Apple platforms, and `https://` requests with on Linux.
 ///
 /// Cancelling the calling task cancels the data task, which closes its
 /// connection, so a parked long-poll is released on the server at once.
@@ -92,22 +93,5 @@ private final class TaskBox: Sendable {
             return nil
         }
         task?.cancel()
-    }
-}
-
-extension ListClient {
-    /// A client for `baseURL` that sends its requests with `URLSessionTransport`.
-    ///
-    /// ```swift
-    /// let client = ListClient(baseURL: URL(string: "https://lists.example.com")!, token: token)
-    /// ```
-    public convenience init(baseURL: URL, token: String?) {
-        self.init(baseURL: baseURL, token: token, transport: URLSessionTransport())
-    }
-
-    /// A client for several instances of one listd cluster, with `URLSessionTransport`;
-    /// follows fail over from one to the next (``ListClient/init(baseURLs:token:transport:)``).
-    public convenience init(baseURLs: [URL], token: String?) {
-        self.init(baseURLs: baseURLs, token: token, transport: URLSessionTransport())
     }
 }

@@ -22,7 +22,22 @@ import Testing
 
     static func lastVersion(_ recorder: Recorder<FollowUpdate>) -> Int64? { recorder.elements.last?.state?.version }
 
-    @Test func followerAlwaysMatchesTheServerAtTheSameVersion() async throws {
+    /// The transports a follower is tried with: what `ListClient(baseURL:token:)`
+    /// picks (plain sockets on Linux), and URLSession, which apps on Apple platforms use.
+    enum FollowerTransport: CaseIterable {
+        case automatic
+        case urlSession
+
+        func client(_ baseURL: URL) -> ListClient {
+            switch self {
+            case .automatic: ListClient(baseURL: baseURL, token: nil)
+            case .urlSession: ListClient(baseURL: baseURL, token: nil, transport: URLSessionTransport())
+            }
+        }
+    }
+
+    @Test(arguments: FollowerTransport.allCases)
+    func followerAlwaysMatchesTheServerAtTheSameVersion(_ transport: FollowerTransport) async throws {
         let server = try await TestServer()
         defer { server.stop() }
         let writer = server.client()
@@ -30,7 +45,7 @@ import Testing
         var random = RandomWriter(seed: Self.seed())
         random.snapshots[state.version] = state.sections
         let recorder = Recorder<FollowUpdate>()
-        let follower = ListClient(baseURL: server.baseURL, token: nil)
+        let follower = transport.client(server.baseURL)
         let subscription = FollowLoopTests.record(follower.follow(list: "g", options: Self.options), into: recorder)
         defer { subscription.dispose() }
         for _ in 0..<Self.rounds { try await random.write(writer, list: "g", state: &state) }

@@ -4,10 +4,9 @@ import ListClient
 import ListdTestSupport
 import Testing
 
-@testable import listd
-
-/// `listd watch`'s transport: one keep-alive connection for a watch's
-/// snapshot and long-polls, not one connection per request.
+/// ListClient's socket transport (`listd watch`'s, and `http://`'s on Linux):
+/// one keep-alive connection for a watch's snapshot and long-polls, not one
+/// connection per request.
 @Suite struct SocketTransportTests {
     @Test func aWatchsRequestsShareOneConnection() async throws {
         let server = try await TestServer()
@@ -27,7 +26,18 @@ import Testing
             #expect(changed.to > version)
             version = changed.to
         }
-        #expect(transport.pool.connectionsOpened == 1)
-        #expect(transport.pool.idleConnections == 1)
+        #expect(transport.connectionsOpened == 1)
+        #expect(transport.idleConnections == 1)
+    }
+
+    /// No TLS: an https:// request fails before any connection, saying why.
+    @Test func httpsIsRefusedAsAnInvalidRequest() async throws {
+        let transport = SocketTransport()
+        let url = try #require(URL(string: "https://127.0.0.1:1"))
+        let client = ListClient(baseURL: url, token: nil, transport: transport)
+        let error = await #expect(throws: ListClientError.self) { try await client.list("k") }
+        #expect(error?.kind == .invalidRequest)
+        #expect(error?.detail.contains("http:// only") == true)
+        #expect(transport.connectionsOpened == 0)
     }
 }

@@ -7,7 +7,7 @@ import ListdTestSupport
 typealias TestServer = ListdProcess
 
 extension ListdProcess {
-    /// A client of this server over URLSession.
+    /// A client of this server with the default transport (plain sockets on Linux).
     func client(token: String? = nil) -> ListClient { ListClient(baseURL: baseURL, token: token) }
 
     /// The value of gauge `name` in /metrics.
