@@ -34,19 +34,24 @@ import Testing
         try process.run()
 
         // Read acknowledgements until enough have arrived, then kill mid-stream.
+        // On a thread of its own: these reads block, and on one of Swift's
+        // cooperative threads (two on a two-core machine) they would hold up every other suite.
         let reader = output.fileHandleForReading
-        var text = ""
-        let deadline = Date().addingTimeInterval(20)
-        while text.split(separator: "\n").count < 1_500 && Date() < deadline {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        let text = try await blocking { () -> String in
+            var text = ""
+            let deadline = Date().addingTimeInterval(20)
+            while text.split(separator: "\n").count < 1_500 && Date() < deadline {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            // Whatever was already in the pipe was acknowledged before the kill.
+            text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+            return text
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
-        // Whatever was already in the pipe was acknowledged before the kill.
-        text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         var lines = text.split(separator: "\n").map(String.init)
         if text.last != "\n", !lines.isEmpty { lines.removeLast() }  // a line cut in half proves nothing
         #expect(lines.first == "ready")

@@ -1,4 +1,5 @@
 import Foundation
+import ListdTestSupport
 import Synchronization
 import Testing
 
@@ -45,7 +46,7 @@ import Testing
         }
     }
 
-    @Test func publishSubjectUnderConcurrentEmittersAndChurningSubscribers() {
+    @Test func publishSubjectUnderConcurrentEmittersAndChurningSubscribers() async throws {
         let emitters = 4
         let perEmitter = 2_000 * Self.scale
         let subject = PublishSubject<Tagged>()
@@ -74,7 +75,9 @@ import Testing
             }
         }
         running.store(false, ordering: .relaxed)
-        group.wait()
+        // Waited for on a thread of its own: blocking here would hold one of
+        // Swift's cooperative threads (two on a two-core machine) from every other suite.
+        try await blocking { group.wait() }
         subject.onCompleted()
         subject.onNext(Tagged(emitter: -1, sequence: 0))
 
