@@ -3,8 +3,9 @@
 # single-op writes/s (wrk -t1 -c64, update.lua) on a 100,000-item list alone, then
 # while CLIENTS clients continuously catch up from 1,000-8,000 versions behind
 # (ServiceBenchmarks catchup), in alternating rounds in one listd; then a client
-# 10,000 single-op versions behind (ServiceBenchmarks engine's figure).
-# PORT=8080 ITEMS=100000 CLIENTS=4 ROUNDS=3 DURATION=10 catchup.sh
+# 10,000 single-op versions behind (ServiceBenchmarks engine's figure). With BASE (a
+# checkout with a release listd), each round runs that build's listd too, for before/after.
+# [BASE=...] PORT=8080 ITEMS=100000 CLIENTS=4 ROUNDS=3 DURATION=10 catchup.sh
 # Needs: apt-get install -y wrk
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -20,30 +21,34 @@ rate() {  # rate SECONDS: prints writes/s and wrk's latency line
 }
 
 echo "cores: $(nproc); load average: $(cat /proc/loadavg)"
-start_listd
-list_path="$("$bin/ServiceBenchmarks" make "$port" "$items" catchup)"  # /lists/<id>
-list="${list_path##*/}"
-# History to catch up through: at least 10,000 versions before measuring.
-echo "warming up: writes for 5 s: $(rate 5)"
-while :; do
-    # The ETag is "<epoch>-<version>".
-    version=$(curl -sf -o /dev/null -D - "http://127.0.0.1:$port/lists/$list" | tr -d '\r"' | awk -F- 'tolower($0) ~ /^etag:/ { print $NF }')
-    [ "$version" -gt 10000 ] && break
-    rate 3 > /dev/null
-done
-echo "list $list at version $version"
 for round in $(seq "$rounds"); do
-    alone=$(rate "$duration")
-    "$bin/ServiceBenchmarks" catchup "$port" "$list" "$clients" "$duration" 1000 8000 > "$work/catchup.txt" &
-    catching=$!
-    beside=$(rate "$duration")
-    wait "$catching"
-    a=$(echo "$alone" | awk '{print $1}')
-    b=$(echo "$beside" | awk '{print $1}')
-    echo "round $round: alone $alone; with $clients catching up $beside; ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }')x"
-    echo "    $(cat "$work/catchup.txt")"
+    for build in $builds; do
+        start_listd_of "$build"
+        list_path="$("$bin/ServiceBenchmarks" make "$port" "$items" catchup)"  # /lists/<id>
+        list="${list_path##*/}"
+        # History to catch up through: more than 10,000 versions before measuring.
+        while :; do
+            rate 3 > /dev/null
+            # The ETag is "<epoch>-<version>".
+            version=$(curl -sf -o /dev/null -D - "http://127.0.0.1:$port/lists/$list" | tr -d '\r"' \
+                | awk -F- 'tolower($0) ~ /^etag:/ { print $NF }')
+            [ "$version" -gt 10000 ] && break
+        done
+        alone=$(rate "$duration")
+        "$bin/ServiceBenchmarks" catchup "$port" "$list" "$clients" "$duration" 1000 8000 > "$work/catchup.txt" &
+        catching=$!
+        beside=$(rate "$duration")
+        wait "$catching"
+        a=$(echo "$alone" | awk '{print $1}')
+        b=$(echo "$beside" | awk '{print $1}')
+        echo "round $round, $build (list at v$version): alone $alone; with $clients catching up $beside;" \
+            "ratio $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", b / a }')x"
+        echo "    $(cat "$work/catchup.txt")"
+        stop_listd
+    done
 done
-stop_listd
-start_listd
-"$bin/ServiceBenchmarks" engine "$port" "$listd_pid" "$items" behind 10000 | grep -E "behind by|RSS" || true
-stop_listd
+for build in $builds; do
+    start_listd_of "$build"
+    echo "$build: $("$bin/ServiceBenchmarks" engine "$port" "$listd_pid" "$items" behind 10000 | grep -E "behind by" || true)"
+    stop_listd
+done

@@ -20,9 +20,27 @@ cleanup() {
     wait 2>/dev/null || true
     rm -rf "$work"
 }
+# With BASE set (a checkout of an older commit with a release build of listd),
+# builds lists "after" then "base", and start_listd_of NAME starts that build's listd.
+builds="after"
+if [ -n "${BASE:-}" ]; then
+    base_bin="$(cd "$BASE" && swift build -c release --show-bin-path)"
+    [ -x "$base_bin/listd" ] || { echo "no release listd in $base_bin: build it in $BASE first" >&2; exit 1; }
+    builds="after base"
+fi
+start_listd_of() {  # start_listd_of after|base [serve flags]
+    local which="$1"
+    shift
+    if [ "$which" = base ]; then
+        listd_bin="$base_bin" listd_migrations="$BASE/Migrations" start_listd "$@"
+    else
+        start_listd "$@"
+    fi
+}
 start_listd() {
     rm -f "$work"/db.sqlite*
-    "$bin/listd" serve --port "$port" --db "$work/db.sqlite" --migrations Migrations "$@" > "$work/listd.log" 2>&1 &
+    (ulimit -n "$(ulimit -Hn)"; exec "${listd_bin:-$bin}/listd" serve --port "$port" --db "$work/db.sqlite" \
+        --migrations "${listd_migrations:-Migrations}" "$@" > "$work/listd.log" 2>&1) &
     listd_pid=$!
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && return; sleep 0.1; done
     cat "$work/listd.log"; exit 1

@@ -627,6 +627,7 @@ let usage = """
            ServiceBenchmarks make PORT ITEMS LIST-ID [query]
            ServiceBenchmarks query PORT ITEMS LIST-ID
            ServiceBenchmarks catchup PORT LIST-ID CLIENTS SECONDS [MIN-BEHIND MAX-BEHIND]
+           ServiceBenchmarks sse-hold PORT LIST-ID COUNT SECONDS
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -676,6 +677,11 @@ case "catchup":
     catchUp(
         port: port, list: arguments[2], clients: clients, seconds: Double(seconds), minBehind: argument(5) ?? 1_000,
         maxBehind: argument(6) ?? 8_000)
+case "sse-hold":
+    guard let port = argument(1), arguments.count > 2, let count = argument(3), let seconds = argument(4) else {
+        fail(usage)
+    }
+    sseHold(port: port, list: arguments[2], count: count, seconds: Double(seconds))
 default:
     fail(usage)
 }

@@ -59,8 +59,8 @@ final class ChangeHub: Sendable {
         let result: (ParkResult, UInt64?) = state.withLock { state in
             if state.shuttingDown { return (.shuttingDown, nil) }
             for list in since.keys where state.subscriptions[list] == nil {
-                state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commit in
-                    self?.committed(commit)
+                state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commits in
+                    for commit in commits { self?.committed(commit) }
                 })
             }
             for (list, version) in since {

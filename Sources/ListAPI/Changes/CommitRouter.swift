@@ -10,9 +10,15 @@ import Synchronization
 /// Concurrency: ``accept(_:)`` runs on the store's thread that committed,
 /// before the writers are answered, and does only what must precede the
 /// answer: it records the head and takes the list's observers, under the
-/// router's lock. The observers are then called on the fan-out queue (one
-/// serial queue, so a list's commits reach them in order), never on the
-/// store's thread: waking 10,000 long-polls does not delay the write's own answer.
+/// router's lock, and queues the commit. The observers are called on the
+/// fan-out queue (one serial queue, so a list's commits reach them in order),
+/// never on the store's thread: waking 10,000 long-polls does not delay the
+/// write's own answer.
+///
+/// Commits that arrive while the fan-out queue is busy are handed on together,
+/// one batch per list in commit order: followers of a list written hundreds
+/// of times a second do the work of one wake-up per batch, not one per commit,
+/// and the fan-out never falls further behind the writer than one batch.
 ///
 /// The head is recorded *before* a commit is dispatched, in the same lock
 /// that takes the observers, so a follower that subscribes and then reads
@@ -23,7 +29,14 @@ public final class CommitRouter: Sendable {
     private struct Route {
         var epoch: String
         var version: Int64
-        var observers: [UInt64: AnyObserver<Commit>] = [:]
+        var observers: [UInt64: AnyObserver<[Commit]>] = [:]
+    }
+
+    /// Commits accepted and not yet handed on, with the observers each had.
+    private struct Pending {
+        var commits: [(commit: Commit, observers: [UInt64: AnyObserver<[Commit]>])] = []
+        /// Whether a drain is queued on the fan-out queue.
+        var scheduled = false
     }
 
     private struct State {
@@ -32,6 +45,7 @@ public final class CommitRouter: Sendable {
     }
 
     private let state = Mutex(State())
+    private let pending = Mutex(Pending())
     /// Where observers are called: off the store's thread, in commit order.
     private let fanOut = DispatchQueue(label: "listd.fan-out", qos: .userInitiated)
     /// Called with every commit on the store's thread, before the write is
@@ -84,8 +98,8 @@ public final class CommitRouter: Sendable {
         }
     }
 
-    /// The commits of one list only.
-    public func commits(of list: Identifier) -> Observable<Commit> {
+    /// The commits of one list only, in batches (in commit order; see the type's notes).
+    public func commits(of list: Identifier) -> Observable<[Commit]> {
         Observable.create { [weak self] observer in
             guard let self else {
                 observer.on(.completed)
@@ -115,9 +129,9 @@ public final class CommitRouter: Sendable {
     /// that committed; the head is current when this returns.
     public func accept(_ commit: Commit) {
         onCommit?(commit)
-        let observers = state.withLock { state -> [AnyObserver<Commit>] in
+        let observers = state.withLock { state -> [UInt64: AnyObserver<[Commit]>] in
             var route = state.routes[commit.list] ?? Route(epoch: commit.epoch, version: commit.version)
-            let observers = Array(route.observers.values)
+            let observers = route.observers
             if commit.deleted {
                 // Forget the head; keep observers so they can learn of the deletion.
                 route.epoch = ""
@@ -133,8 +147,40 @@ public final class CommitRouter: Sendable {
             return observers
         }
         guard !observers.isEmpty else { return }
-        fanOut.async {
-            for observer in observers { observer.on(.next(commit)) }
+        let schedule = pending.withLock { pending -> Bool in
+            pending.commits.append((commit, observers))
+            guard !pending.scheduled else { return false }
+            pending.scheduled = true
+            return true
+        }
+        if schedule { fanOut.async { [weak self] in self?.handOn() } }
+    }
+
+    /// On the fan-out queue: hands every queued commit to its observers, a
+    /// batch per list, until none is queued.
+    private func handOn() {
+        while true {
+            let queued = pending.withLock { pending -> [(commit: Commit, observers: [UInt64: AnyObserver<[Commit]>])] in
+                if pending.commits.isEmpty { pending.scheduled = false }
+                defer { pending.commits.removeAll(keepingCapacity: true) }
+                return pending.commits
+            }
+            guard !queued.isEmpty else { return }
+            var lists: [Identifier] = []
+            var batches: [Identifier: (commits: [Commit], observers: [UInt64: AnyObserver<[Commit]>])] = [:]
+            for (commit, observers) in queued {
+                if batches[commit.list] == nil {
+                    lists.append(commit.list)
+                    batches[commit.list] = ([commit], observers)
+                } else {
+                    batches[commit.list]?.commits.append(commit)
+                    batches[commit.list]?.observers.merge(observers) { first, _ in first }
+                }
+            }
+            for list in lists {
+                guard let batch = batches[list] else { continue }
+                for observer in batch.observers.values { observer.on(.next(batch.commits)) }
+            }
         }
     }
 }

@@ -95,8 +95,9 @@ final class EventHub: Sendable {
             for list in cursors.keys {
                 state.byList[list, default: []].insert(stream.id)
                 if state.subscriptions[list] == nil {
-                    state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commit in
-                        self?.committed(commit)
+                    state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commits in
+                        // A stream wants the net change to the latest: one mark per batch.
+                        if let last = commits.last { self?.committed(last) }
                     })
                 }
             }
