@@ -12,8 +12,11 @@
 //                                                  over both, one write on A: time until all are answered
 //   ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS] 100 writes/s on A, one follower long-polling B:
 //                                                  write sent -> follower answered, p50/p99
+//   ServiceBenchmarks nchan-parked PORT PID [COUNT] `parked` against nginx + nchan (nchan.conf; PID: nginx's master)
+//   ServiceBenchmarks nchan-sse PORT PID [COUNT]    `streams` against nginx + nchan (EventSource subscribers)
 //
-// See README.md for the exact commands, including listd's, nginx's and wrk's.
+// See README.md for the exact commands, including listd's, nginx's and wrk's;
+// fanout.sh runs listd and nginx + nchan side by side.
 import CSystem
 import Foundation
 import Glibc
@@ -589,6 +592,8 @@ let usage = """
            ServiceBenchmarks followers PORT PID [COUNT]
            ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
            ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
+           ServiceBenchmarks nchan-parked PORT PID [COUNT]
+           ServiceBenchmarks nchan-sse PORT PID [COUNT]
            ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
            ServiceBenchmarks make PORT ITEMS LIST-ID [query]
            ServiceBenchmarks query PORT ITEMS LIST-ID
@@ -608,6 +613,12 @@ case "followers":
     parked(port: port, pid: pid, count: argument(3) ?? 10_000)
     usleep(1_000_000)
     streams(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "nchan-parked":
+    guard let port = argument(1), let pid = argument(2) else { fail(usage) }
+    nchanParked(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "nchan-sse":
+    guard let port = argument(1), let pid = argument(2) else { fail(usage) }
+    nchanStreams(port: port, pid: pid, count: argument(3) ?? 10_000)
 case "snapshot":
     guard let port = argument(1), arguments.count > 2 else { fail(usage) }
     snapshot(port: port, file: arguments[2], items: argument(3) ?? 1_000)
