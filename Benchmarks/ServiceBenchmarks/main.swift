@@ -162,7 +162,7 @@ func parked(port: Int, pid: Int, count: Int) {
     for index in 0..<count where collector.pending[index].done {
         let reply = collector.body(index)
         if reply.status == 200, (reply.json["to"] as? Int) == since + 1 { correct += 1 }
-        if index == 0 { sample = reply.text }
+        if index == 0 { sample = reply.text.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
     let perWaiter = Double(rssAfter - rssBefore) * 1024 / Double(count)
     print("== parked: \(count) long-polls on one list, then one PATCH (load average: \(load))")
