@@ -131,7 +131,9 @@ func nchanParked(port: Int, pid: Int, count: Int) {
     print("descriptor limit (this process): \(limit)")
     print("parked subscribers (nchan_stub_status): \(Int(setup.subscribed)) of \(count)")
     print("nginx VmRSS (master + workers) before: \(setup.rssBefore) KiB, with \(count) parked: \(setup.rssAfter) KiB")
-    print("RSS growth per parked subscriber: \(Int(perSubscriber)) bytes (\(String(format: "%.2f", perSubscriber / 1024)) KiB)")
+    print(
+        "RSS growth per parked subscriber: \(Int(perSubscriber)) bytes (\(String(format: "%.2f", perSubscriber / 1024)) KiB)"
+    )
     print("answers received: \(answered) of \(count), correct (200, the published \(expected.count) bytes): \(correct)")
     print("publish answer: \(publish.status) \(publish.text.prefix(200))")
     timing.report(write: "publish", count: count, noun: "answers")
