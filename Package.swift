@@ -139,7 +139,7 @@ let package = Package(
             path: "Benchmarks/ServiceBenchmarks",
             exclude: [
                 "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua", "query.sh", "lib.sh", "compare.sh",
-                "update-query.lua", "catchup.sh", "writercpu.sh",
+                "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh",
             ]
         ),
 

@@ -32,6 +32,25 @@ struct HTTPReply {
 
     var text: String { String(decoding: body, as: UTF8.self) }
 
+    init(status: Int, head: String, body: [UInt8]) {
+        self.status = status
+        self.head = head
+        self.body = body
+    }
+
+    /// The response in `bytes[..<end]` (`end` as `responseEnd` found it).
+    init(bytes: [UInt8], end: Int) {
+        let headEnd =
+            bytes.withUnsafeBytes { raw in
+                (0...(max(raw.count, 4) - 4)).first {
+                    raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10
+                }
+            } ?? 0
+        head = String(decoding: bytes[0..<headEnd], as: UTF8.self)
+        status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+        body = Array(bytes[min(headEnd + 4, bytes.count)..<end])
+    }
+
     /// The body parsed as a JSON object.
     var json: [String: Any] {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
@@ -140,12 +159,7 @@ final class HTTPConnection {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             if let end = buffer.withUnsafeBytes(responseEnd) {
-                let headEnd = buffer.withUnsafeBytes { raw in
-                    (0...(raw.count - 4)).first { raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10 }
-                } ?? 0
-                let head = String(decoding: buffer[0..<headEnd], as: UTF8.self)
-                let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
-                let reply = HTTPReply(status: status, head: head, body: Array(buffer[(headEnd + 4)..<end]))
+                let reply = HTTPReply(bytes: buffer, end: end)
                 buffer.removeFirst(end)
                 return reply
             }

@@ -12,8 +12,11 @@
 //                                                  over both, one write on A: time until all are answered
 //   ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS] 100 writes/s on A, one follower long-polling B:
 //                                                  write sent -> follower answered, p50/p99
+//   ServiceBenchmarks nchan-parked PORT PID [COUNT] `parked` against nginx + nchan (nchan.conf; PID: nginx's master)
+//   ServiceBenchmarks nchan-sse PORT PID [COUNT]    `streams` against nginx + nchan (EventSource subscribers)
 //
-// See README.md for the exact commands, including listd's, nginx's and wrk's.
+// See README.md for the exact commands, including listd's, nginx's and wrk's;
+// fanout.sh runs listd and nginx + nchan side by side.
 import CSystem
 import Foundation
 import Glibc
@@ -27,13 +30,16 @@ struct Readiness {
 
     init(fds: [Int32]) {
         epoll = epoll_create1(0)
-        for (index, fd) in fds.enumerated() {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            event.data.u64 = UInt64(index)
-            if epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0 { fail("epoll_ctl: errno \(errno)") }
-        }
+        for (index, fd) in fds.enumerated() { add(fd, index: index) }
+    }
+
+    /// Watches one more (non-blocking from now on) socket, known in `read` as `index`.
+    func add(_ fd: Int32, index: Int) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = UInt64(index)
+        if epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0 { fail("epoll_ctl: errno \(errno)") }
     }
 
     /// Hands each read (connection index, bytes) to `received` until `done()` or
@@ -110,26 +116,11 @@ struct AnswerCollector {
     }
 
     /// The body of connection `index`'s answer (after `collect`).
-    func body(_ index: Int) -> HTTPReply {
-        let bytes = pending[index].bytes
-        let headEnd =
-            bytes.withUnsafeBytes { raw in
-                (0...(max(raw.count, 4) - 4)).first {
-                    raw[$0] == 13 && raw[$0 + 1] == 10 && raw[$0 + 2] == 13 && raw[$0 + 3] == 10
-                }
-            } ?? 0
-        let head = String(decoding: bytes[0..<headEnd], as: UTF8.self)
-        let status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
-        return HTTPReply(
-            status: status, head: head, body: Array(bytes[min(headEnd + 4, bytes.count)..<pending[index].end]))
-    }
+    func body(_ index: Int) -> HTTPReply { HTTPReply(bytes: pending[index].bytes, end: pending[index].end) }
 }
 
 func parked(port: Int, pid: Int, count: Int) {
-    let limit = raiseFileLimit()
-    guard count + 64 <= limit else {
-        fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)")
-    }
+    let limit = requireDescriptors(for: count)
     let control = HTTPConnection(port: port)
     let list = createList(control, json: #"{"name":"parked bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
     let writer = HTTPConnection(port: port)
@@ -151,44 +142,19 @@ func parked(port: Int, pid: Int, count: Int) {
     usleep(200_000)
     let rssBefore = residentKiB(pid: pid)
 
-    var waiters: [HTTPConnection] = []
-    waiters.reserveCapacity(count)
-    for _ in 0..<count {
-        let waiter = HTTPConnection(port: port)
-        waiter.send("GET", parkedPath)
-        waiters.append(waiter)
-    }
-    let waitStart = monotonicSeconds()
-    var parkedNow = metric(control, "listd_parked_waiters")
-    while parkedNow - startWaiters < Double(count), monotonicSeconds() - waitStart < 60 {
-        usleep(50_000)
-        parkedNow = metric(control, "listd_parked_waiters")
+    let waiters = openConnections(
+        port: port, count: count,
+        request: "GET \(parkedPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n\r\n")
+    let parkedNow = waitForGauge(Double(count), timeout: 60) {
+        metric(control, "listd_parked_waiters") - startWaiters
     }
     usleep(500_000)
     let rssAfter = residentKiB(pid: pid)
     let load = loadAverage()
 
-    var fds = waiters.map(\.fd)
-    fds.append(writer.fd)
-    var collector = AnswerCollector(fds: fds)
-    if let pause = ProcessInfo.processInfo.environment["PARKED_PAUSE"].flatMap(Double.init) {
-        // Time to attach a profiler to listd before the write.
-        print("parked; writing in \(pause) s")
-        fflush(nil)
-        usleep(UInt32(pause * 1_000_000))
-    }
-    let start = monotonicSeconds()
-    writer.send(
-        "PATCH", "/lists/\(list.id)",
+    let (collector, timing, answered) = timedLongPollWrite(
+        waiters: waiters, writer: writer, "PATCH", "/lists/\(list.id)",
         body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#)
-    let answered = collector.collect(fds: fds, timeout: 60)
-    let writeAnswered = collector.completedAt[count]
-    let lastWaiter = collector.completedAt[0..<count].max() ?? 0
-
-    if let hold = ProcessInfo.processInfo.environment["PARKED_HOLD"].flatMap(Double.init) {
-        // Keep the connections open so a profile of the wake-up does not include closing them.
-        usleep(UInt32(hold * 1_000_000))
-    }
     let write = collector.body(count)
     guard write.status == 200 else { fail("PATCH answered \(write.status): \(write.text.prefix(300))") }
     var correct = 0
@@ -196,21 +162,17 @@ func parked(port: Int, pid: Int, count: Int) {
     for index in 0..<count where collector.pending[index].done {
         let reply = collector.body(index)
         if reply.status == 200, (reply.json["to"] as? Int) == since + 1 { correct += 1 }
-        if index == 0 { sample = reply.text }
+        if index == 0 { sample = reply.text.trimmingCharacters(in: .whitespacesAndNewlines) }
     }
     let perWaiter = Double(rssAfter - rssBefore) * 1024 / Double(count)
     print("== parked: \(count) long-polls on one list, then one PATCH (load average: \(load))")
     print("descriptor limit (this process): \(limit)")
-    print("parked waiters (listd_parked_waiters): \(Int(parkedNow - startWaiters)) of \(count)")
+    print("parked waiters (listd_parked_waiters): \(Int(parkedNow)) of \(count)")
     print("listd VmRSS before: \(rssBefore) KiB, with \(count) parked: \(rssAfter) KiB")
     print("RSS growth per parked waiter: \(Int(perWaiter)) bytes (\(String(format: "%.2f", perWaiter / 1024)) KiB)")
-    print("answers received: \(answered - 1) of \(count), correct (200, to=\(since + 1)): \(correct)")
-    print("sample answer: \(sample.prefix(200))")
-    print("PATCH sent -> PATCH answered: \(String(format: "%.1f", (writeAnswered - start) * 1000)) ms")
-    print("PATCH sent -> all \(count) answers: \(String(format: "%.1f", (lastWaiter - start) * 1000)) ms")
-    print(
-        "PATCH answered -> all \(count) answers: \(String(format: "%.1f", max(0, lastWaiter - writeAnswered) * 1000)) ms"
-    )
+    print("answers received: \(answered) of \(count), correct (200, to=\(since + 1)): \(correct)")
+    print("sample answer (\(collector.body(0).body.count) bytes): \(sample.prefix(200))")
+    timing.report(write: "PATCH", count: count, noun: "answers")
 }
 
 // MARK: streams
@@ -228,6 +190,12 @@ struct StreamCollector {
     var seenAt: [Double]
     /// Whether the bytes that held the pattern also held `expected`.
     var matched: [Bool]
+    /// The connection read beside the streams as one HTTP response (the write's), if any.
+    private var answerIndex: Int?
+    private var answerBytes: [UInt8] = []
+    private var answerEnd = 0
+    /// When that response was whole (0 until then).
+    private(set) var answeredAt = 0.0
 
     init(fds: [Int32]) {
         readiness = Readiness(fds: fds)
@@ -235,6 +203,18 @@ struct StreamCollector {
         seenAt = Array(repeating: 0, count: fds.count)
         matched = Array(repeating: false, count: fds.count)
     }
+
+    /// From now on `collect` also reads `fd`'s next HTTP response (the write's):
+    /// give it as the last of `collect`'s `fds`.
+    mutating func watchAnswer(_ fd: Int32) {
+        answerIndex = partial.count
+        readiness.add(fd, index: partial.count)
+        answerBytes = []
+        answeredAt = 0
+    }
+
+    /// The watched connection's response, once whole.
+    var answer: HTTPReply? { answeredAt > 0 ? HTTPReply(bytes: answerBytes, end: answerEnd) : nil }
 
     /// Whether `needle` occurs in `haystack` (memchr for its first byte, then memcmp).
     private static func contains(_ haystack: UnsafeRawBufferPointer, _ needle: [UInt8]) -> Bool {
@@ -255,13 +235,31 @@ struct StreamCollector {
         }
     }
 
-    /// Reads until every stream's bytes hold `pattern` or `timeout` passes; returns how many do.
+    /// Reads until every stream's bytes hold `pattern` (and the watched
+    /// answer, if any, is whole) or `timeout` passes; returns how many streams do.
     mutating func collect(fds: [Int32], until pattern: [UInt8], expected: [UInt8] = [], timeout: Double) -> Int {
         var seen = 0
         var found = [Bool](repeating: false, count: fds.count)
-        for index in partial.indices { partial[index] = [] }
+        for index in partial.indices {
+            partial[index] = []
+            seenAt[index] = 0
+            matched[index] = false
+        }
         let readiness = self.readiness
-        readiness.read(fds, bufferSize: 1 << 16, timeout: timeout, until: { seen == fds.count }) { index, chunk in
+        let answerIndex = self.answerIndex
+        let streamCount = answerIndex == nil ? fds.count : fds.count - 1
+        var answered = answerIndex == nil
+        readiness.read(fds, bufferSize: 1 << 16, timeout: timeout, until: { seen == streamCount && answered }) {
+            index, chunk in
+            if index == answerIndex {
+                answerBytes += chunk
+                if !answered, let end = answerBytes.withUnsafeBytes(responseEnd) {
+                    answerEnd = end
+                    answeredAt = monotonicSeconds()
+                    answered = true
+                }
+                return
+            }
             guard !found[index] else { return }
             var hit = Self.contains(chunk, pattern)
             var good = hit && Self.contains(chunk, expected)
@@ -284,10 +282,7 @@ struct StreamCollector {
 }
 
 func streams(port: Int, pid: Int, count: Int) {
-    let limit = raiseFileLimit()
-    guard count + 64 <= limit else {
-        fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)")
-    }
+    let limit = requireDescriptors(for: count)
     let control = HTTPConnection(port: port)
     let list = createList(control, json: #"{"name":"streams bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
     let writer = HTTPConnection(port: port)
@@ -310,54 +305,31 @@ func streams(port: Int, pid: Int, count: Int) {
     usleep(200_000)
     let rssBefore = residentKiB(pid: pid)
 
-    var connections: [HTTPConnection] = []
-    connections.reserveCapacity(count)
-    let request = "GET /lists/\(list.id)/events?since=\(since) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n"
-    var collector: StreamCollector
-    do {
-        for _ in 0..<count {
-            let connection = HTTPConnection(port: port)
-            connection.sendRaw(request)
-            connections.append(connection)
-        }
-        let fds = connections.map(\.fd)
-        collector = StreamCollector(fds: fds)
-        let opened = collector.collect(fds: fds, until: Array("listd event stream".utf8), timeout: 120)
-        guard opened == count else { fail("only \(opened) of \(count) streams opened") }
-    }
-    var open = metric(control, "listd_event_streams") - baseStreams
-    let waitStart = monotonicSeconds()
-    while open < Double(count), monotonicSeconds() - waitStart < 30 {
-        usleep(50_000)
-        open = metric(control, "listd_event_streams") - baseStreams
-    }
+    let connections = openConnections(
+        port: port, count: count,
+        request: "GET /lists/\(list.id)/events?since=\(since) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
+    var collector = StreamCollector(fds: connections.map(\.fd))
+    let opened = collector.collect(fds: connections.map(\.fd), until: Array("listd event stream".utf8), timeout: 120)
+    guard opened == count else { fail("only \(opened) of \(count) streams opened") }
+    let open = waitForGauge(Double(count), timeout: 30) { metric(control, "listd_event_streams") - baseStreams }
     usleep(500_000)
     let rssAfter = residentKiB(pid: pid)
     let load = loadAverage()
-    let fds = connections.map(\.fd)
-    let start = monotonicSeconds()
-    writer.send(
-        "PATCH", "/lists/\(list.id)",
-        body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#)
-    let seen = collector.collect(
-        fds: fds, until: Array("event: change".utf8), expected: Array(":\(since + 1)\nevent: change".utf8), timeout: 60)
-    let write = writer.receive()
+    let (timing, write, seen) = timedStreamWrite(
+        &collector, streams: connections, writer: writer, "PATCH", "/lists/\(list.id)",
+        body: #"{"ops":[{"op":"insertItem","section":"s","item":{"id":"wake","model":{"n":1}}}]}"#,
+        until: Array("event: change".utf8), expected: Array(":\(since + 1)\nevent: change".utf8))
     guard write.status == 200 else { fail("PATCH answered \(write.status): \(write.text.prefix(300))") }
-    let correct = collector.matched.filter { $0 }.count
-    let latencies = collector.seenAt.filter { $0 > 0 }.map { ($0 - start) * 1000 }.sorted()
-    let under100 = latencies.filter { $0 < 100 }.count
-    func percentile(_ p: Double) -> Double {
-        latencies.isEmpty ? -1 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
-    }
+    let correct = collector.matched[0..<count].filter { $0 }.count
     let perStream = Double(rssAfter - rssBefore) * 1024 / Double(count)
     print("== streams: \(count) server-sent-event streams on one list, then one PATCH (load average: \(load))")
+    print("descriptor limit (this process): \(limit)")
     print("open streams (listd_event_streams): \(Int(open)) of \(count)")
     print("listd VmRSS before: \(rssBefore) KiB, with \(count) streams: \(rssAfter) KiB")
     print("RSS growth per stream: \(Int(perStream)) bytes (\(String(format: "%.2f", perStream / 1024)) KiB)")
     print("events received: \(seen) of \(count), correct (id ends :\(since + 1)): \(correct)")
-    print(
-        "PATCH sent -> event: p50 \(String(format: "%.1f", percentile(0.5))) ms, p99 \(String(format: "%.1f", percentile(0.99))) ms, "
-            + "max \(String(format: "%.1f", latencies.last ?? -1)) ms; under 100 ms: \(under100) of \(count)")
+    reportStreamLatencies(write: "PATCH", start: timing.start, seenAt: collector.seenAt[0..<count], count: count)
+    timing.report(write: "PATCH", count: count, noun: "events")
 }
 
 // MARK: cluster
@@ -366,10 +338,7 @@ func streams(port: Int, pid: Int, count: Int) {
 /// PostgreSQL database, then one PATCH on the first: the time until every
 /// follower on either instance has its answer (B's come through NOTIFY).
 func cluster(portA: Int, portB: Int, count: Int) {
-    let limit = raiseFileLimit()
-    guard count + 64 <= limit else {
-        fail("\(count) connections need a descriptor limit above \(count + 64); it is \(limit)")
-    }
+    _ = requireDescriptors(for: count)
     let controlA = HTTPConnection(port: portA)
     let controlB = HTTPConnection(port: portB)
     let list = createList(controlA, json: #"{"name":"cluster bench","sections":[{"id":"s","model":{},"items":[]}]}"#)
@@ -623,6 +592,8 @@ let usage = """
            ServiceBenchmarks followers PORT PID [COUNT]
            ServiceBenchmarks cluster PORT_A PORT_B [COUNT]
            ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
+           ServiceBenchmarks nchan-parked PORT PID [COUNT]
+           ServiceBenchmarks nchan-sse PORT PID [COUNT]
            ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
            ServiceBenchmarks make PORT ITEMS LIST-ID [query]
            ServiceBenchmarks query PORT ITEMS LIST-ID
@@ -643,6 +614,12 @@ case "followers":
     parked(port: port, pid: pid, count: argument(3) ?? 10_000)
     usleep(1_000_000)
     streams(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "nchan-parked":
+    guard let port = argument(1), let pid = argument(2) else { fail(usage) }
+    nchanParked(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "nchan-sse":
+    guard let port = argument(1), let pid = argument(2) else { fail(usage) }
+    nchanStreams(port: port, pid: pid, count: argument(3) ?? 10_000)
 case "snapshot":
     guard let port = argument(1), arguments.count > 2 else { fail(usage) }
     snapshot(port: port, file: arguments[2], items: argument(3) ?? 1_000)
