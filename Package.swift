@@ -17,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // A command plugin only (`swift package generate-documentation`, `.ci/docs`): no target
+        // depends on it, so `swift build` and the server's build never compile it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: System libraries and C shims

@@ -25,7 +25,7 @@ public enum CanonicalJSON {
     /// Streams from input to output without building a ``JSONValue`` tree; only the
     /// members of objects whose keys arrive out of order are moved.
     ///
-    /// - Throws: ``JSONError`` for anything ``JSONValue/init(parsing:limits:)`` rejects,
+    /// - Throws: ``JSONError`` for anything ``JSONValue/init(parsing:limits:)-(Collection<UInt8>,_)`` rejects,
     ///   with the same kind and position.
     /// - Complexity: O(n) for input whose objects are already sorted; O(n log m) in
     ///   general, where m is the widest object, plus one copy of each unsorted
@@ -62,7 +62,7 @@ public enum CanonicalJSON {
     }
 
     /// Parses `bytes` strictly and returns their canonical text as UTF-8 bytes,
-    /// ready to store or splice into a response with ``JSONWriter/raw(_:)``.
+    /// ready to store or splice into a response with ``JSONWriter/raw(_:)-([UInt8])``.
     public static func canonicalBytes(
         _ bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()
     ) throws(JSONError) -> [UInt8] {

@@ -5,7 +5,7 @@
 /// canonical equivalence), objects ignore member order. So `a == b` exactly when
 /// `a.canonicalText == b.canonicalText`.
 ///
-/// Parse with ``init(parsing:limits:)``, read with the subscripts and the
+/// Parse with ``init(parsing:limits:)-(String,_)``, read with the subscripts and the
 /// `…Value` accessors, and encode with ``serialized()`` or ``canonicalText``.
 public enum JSONValue: Sendable, Hashable {
     /// `null`.

@@ -228,7 +228,7 @@ public struct ListUpdate: Sendable, Equatable {
     }
 }
 
-/// A running follow that keeps only the latest state, as a ``Property``.
+/// A running follow that keeps only the latest state, as a ReactiveCore ``/ReactiveCore/Property``.
 ///
 /// Why a class: the follow must stop when its owner lets go of it, the way a
 /// ReactiveCocoa property bound to a producer does.

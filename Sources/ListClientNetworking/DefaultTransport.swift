@@ -17,7 +17,7 @@ import Synchronization
 /// One `DefaultTransport` holds one keep-alive connection pool and at most one
 /// URLSession; a client made by the convenience initializers has its own.
 /// Pass `SocketTransport()` or `URLSessionTransport()` to
-/// ``ListClient/init(baseURL:token:transport:)`` to pin one (for example
+/// ``/ListClient/ListClient/init(baseURL:token:transport:)`` to pin one (for example
 /// `URLSessionTransport` on Linux to go through an `http_proxy`).
 public final class DefaultTransport: HTTPTransport {
     /// Which transport a request goes through.
@@ -85,7 +85,7 @@ extension ListClient {
 
     /// A client for several instances of one listd cluster, with its own
     /// ``DefaultTransport``; follows fail over from one to the next
-    /// (``ListClient/init(baseURLs:token:transport:)``).
+    /// (``/ListClient/ListClient/init(baseURLs:token:transport:)``).
     public convenience init(baseURLs: [URL], token: String?) {
         self.init(baseURLs: baseURLs, token: token, transport: DefaultTransport())
     }
