@@ -9,11 +9,13 @@ import Synchronization
 /// until either side changes it (copy on write), and a reader moves its own
 /// copy forward, so neither ever sees the other's changes.
 ///
-/// The writer publishes a list's index only while readers use it (the list
-/// has an entry here) and only every ``publishInterval`` versions: a reader
-/// starting from an index a few versions old brings its copy to its snapshot
-/// from history (O(k log n) for the k entities touched in between), which
-/// costs less than the writer copying the index's block table on every write.
+/// The writer publishes a list's index when it commits, every
+/// ``publishInterval`` versions: a reader starting from an index a few
+/// versions old brings its copy to its snapshot from history (O(k log n) for
+/// the k entities touched in between), which costs less than the writer
+/// copying the index's block table (O(n / 128)) on every write. So the first
+/// catch-up on a list written since listd started finds an index here; one on
+/// a list nobody wrote builds it from the rows once (O(n)) and publishes it.
 package final class IndexBoard: Sendable {
     /// One published index and the list state it describes.
     struct Entry: Sendable {
@@ -54,12 +56,12 @@ package final class IndexBoard: Sendable {
         }
     }
 
-    /// Whether readers want the writer to publish the list's index at `epoch`
-    /// and `version`: they used it, and the one here is of another epoch or
+    /// Whether the writer should publish the list's index at `epoch` and
+    /// `version`: none is here, or the one here is of another epoch or
     /// ``publishInterval`` versions old.
     func wants(_ list: Identifier, epoch: String, version: Int64) -> Bool {
         state.withLock { state in
-            guard let entry = state.entries[list] else { return false }
+            guard let entry = state.entries[list] else { return true }
             return entry.epoch != epoch || version - entry.version >= Self.publishInterval
         }
     }

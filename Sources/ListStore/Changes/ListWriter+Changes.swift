@@ -90,7 +90,8 @@ extension ListWriter {
 
     /// Publishes the rank indexes readers use (see ``IndexBoard``), after the
     /// transaction that made `commits` committed: for each list, its hot index
-    /// when it describes the list's last commit here and readers want it.
+    /// when it describes the list's last commit here and the board's is missing
+    /// or ``IndexBoard/publishInterval`` versions old.
     package func publishIndexes(of commits: [Commit], to board: IndexBoard) {
         var last: [Identifier: Commit] = [:]
         for commit in commits { last[commit.list] = commit }
