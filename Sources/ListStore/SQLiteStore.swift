@@ -1,5 +1,8 @@
 import Foundation
 import Storage
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SchemaMigration
 import Synchronization
 
@@ -14,6 +17,13 @@ import Synchronization
 /// with their own connections; WAL lets them proceed beside the writer. No
 /// SQLite call runs on Swift's cooperative pool: async methods suspend and
 /// are resumed from the store's threads.
+///
+/// Threads: `store-writer` owns the writer connection and the hot rank
+/// indexes; `store-reader-N` serve reads; `store-catchup` computes "changes
+/// since V" for clients catching up (``changes(of:since:)``), at a lower
+/// scheduling priority (nice +10) than the writer and the event loops, so a
+/// crowd of clients back from the background takes the CPU writes leave, not
+/// the writes' own; `store-checkpt` runs the WAL checkpoints.
 public final class SQLiteStore: Store {
     /// A write waiting for the writer: its work and how to answer its caller.
     struct PendingWrite: Sendable {
@@ -37,6 +47,8 @@ public final class SQLiteStore: Store {
 
     private let writes = WorkQueue<PendingWrite>()
     private let reads = WorkQueue<ReadJob>()
+    /// Catch-ups ("changes since V"), on their own lower-priority thread.
+    private let catchUps = WorkQueue<ReadJob>()
     private let feed = CommitFeed()
     /// The rank indexes the writer publishes for catch-ups on reader threads.
     private let board: IndexBoard
@@ -53,21 +65,24 @@ public final class SQLiteStore: Store {
         self.configuration = configuration
         self.board = IndexBoard(budget: configuration.hotListMemory)
         let readers = max(1, configuration.readers)
-        self.threadsRunning = Mutex((count: 2 + readers, waiters: []))
+        self.threadsRunning = Mutex((count: 3 + readers, waiters: []))
         let opened: Result<Void, StoreError> = await withCheckedContinuation { continuation in
             startWriter(ready: { continuation.resume(returning: $0) })
         }
         if case .failure(let error) = opened {
             reads.close(wakingThreads: 0)
+            catchUps.close(wakingThreads: 0)
             threadsRunning.withLock { $0.count = 0 }
             throw error
         }
-        for index in 0..<readers { startReader(index) }
+        for index in 0..<readers { startReader(name: "store-reader-\(index)", queue: reads) }
+        startReader(name: "store-catchup", queue: catchUps, niceness: Self.catchUpNiceness)
     }
 
     deinit {
         writes.close(wakingThreads: 1)
         reads.close(wakingThreads: max(1, configuration.readers))
+        catchUps.close(wakingThreads: 1)
         checkpointer.withLock { $0?.stop() }
     }
 
@@ -77,6 +92,7 @@ public final class SQLiteStore: Store {
         let readers = max(1, configuration.readers)
         writes.close(wakingThreads: 1)
         reads.close(wakingThreads: readers)
+        catchUps.close(wakingThreads: 1)
         checkpointer.withLock { $0?.stop() }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let done = threadsRunning.withLock { state in
@@ -148,12 +164,14 @@ public final class SQLiteStore: Store {
         try await read { reader throws(StoreError) in try reader.snapshots(list, at: versions) }
     }
 
-    /// Runs on a reader thread from its own snapshot, never on the writer:
+    /// Runs on the catch-up thread from its own snapshot, never on the writer:
     /// the rank index comes from what the writer published (``IndexBoard``),
     /// moved to the snapshot's version (see ``ListReader/changes(of:since:board:)``).
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
         let board = self.board
-        return try await read { reader throws(StoreError) in try reader.changes(of: list, since: version, board: board) }
+        return try await cancellableRead(on: catchUps, noReader: "no catch-up connection") { reader throws(StoreError) in
+            try reader.changes(of: list, since: version, board: board)
+        }
     }
 
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
@@ -336,14 +354,25 @@ public final class SQLiteStore: Store {
         }
     }
 
-    private func startReader(_ index: Int) {
+    /// How much lower the catch-up thread's scheduling priority is (Linux `nice`).
+    static let catchUpNiceness: Int32 = 10
+
+    /// Starts a thread named `name` (at most 15 characters on Linux) taking
+    /// reads from `queue` on a connection of its own, `niceness` below the
+    /// process's priority.
+    private func startReader(name: String, queue reads: WorkQueue<ReadJob>, niceness: Int32 = 0) {
         let path = self.path
         let configuration = self.configuration
         let options = connectionOptions(readOnly: true)
-        let reads = self.reads
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let thread = Thread {
-            Thread.current.name = "store-reader-\(index)"  // Linux keeps at most 15 characters
+            Thread.current.name = name
+            #if os(Linux)
+                if niceness != 0 {
+                    // Linux keeps a nice value per thread; `who` 0 is the calling thread.
+                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+                }
+            #endif
             defer { exited() }
             var connection: Connection?
             var openError: StoreError?

@@ -38,6 +38,8 @@ final class ChangeComputer: Sendable {
 
     private let store: any Store
     private let router: CommitRouter
+    /// Where computed answers are staged and serialized (never on the cooperative pool).
+    private let stager = CatchUpStager()
     private let state = Mutex(State())
     private let recentCapacity: Int
     private let computations = Atomic<Int>(0)
@@ -155,24 +157,25 @@ final class ChangeComputer: Sendable {
             // Asked only once the change is known to be larger than the client wants.
             let current = try await store.snapshot(of: question.list)
             router.note(current.head)
-            return .reset(current, from: question.from)
+            return await stager.run { .reset(current, from: question.from) }
         }
         if let epoch = question.epoch, let head = router.head(of: question.list), head.epoch != epoch {
             let current = try await store.snapshot(of: question.list)
             router.note(current.head)
-            if current.epoch != epoch { return .reset(current, from: question.from) }
+            if current.epoch != epoch { return await stager.run { .reset(current, from: question.from) } }
         }
         switch try await store.changes(of: question.list, since: question.from) {
         case .reset(let current):
             router.note(current.head)
-            return .reset(current, from: question.from)
+            return await stager.run { .reset(current, from: question.from) }
         case .change(let change):
             router.note(change.head)
             if let epoch = question.epoch, epoch != change.epoch {
-                return .reset(try await store.snapshot(of: question.list), from: question.from)
+                let current = try await store.snapshot(of: question.list)
+                return await stager.run { .reset(current, from: question.from) }
             }
             if change.from == change.to { return .unchanged(change.head, from: question.from) }
-            return .change(change)
+            return await stager.run { .change(change) }
         }
     }
 
