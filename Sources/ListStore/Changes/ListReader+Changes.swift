@@ -103,7 +103,8 @@ extension ListReader {
             }
         }
         let fromRows = index == nil
-        let touched = try db.touchedEntities(list, since: version, expectedRows: Int(head.version - version))
+        let touched = try db.touchedEntities(
+            list, since: version, expectedRows: Int(head.version - version), separateSections: true)
         let built: ListIndex
         if let index { built = index } else { built = try db.rankIndex(of: list) }
         return .material(head: head, index: built, fromRows: fromRows, movedForward: movedForward, touched: touched)

@@ -3,7 +3,7 @@ import Storage
 /// The change engine on the writer's connection: what a write or a span of
 /// versions touched, and its net change, at a cost that grows with the change.
 extension ListWriter {
-    /// Every entity touched after `version` (see ``Database/touchedEntities(_:since:expectedRows:)``).
+    /// Every entity touched after `version` (see ``Database/touchedEntities(_:since:expectedRows:separateSections:)``).
     func touchedEntities(_ list: Identifier, since version: Int64, expectedRows: Int = 16) throws(StoreError)
         -> TouchedEntities
     {
