@@ -105,9 +105,14 @@ final class InProcessExchange: Sendable {
     /// The answer, if the handler gave one.
     var answered: Response? { box.get() }
 
-    /// Waits for the answer (a state, polled), failing after 10 s.
+    /// Waits for the answer (a state, polled), failing after 60 s. The bound
+    /// only turns a lost answer into a failure rather than a hang: a route's
+    /// answer is made by a task on Swift's cooperative pool (two threads on a
+    /// two-core machine), which the whole suite's tests share, so in a full
+    /// run it may wait tens of seconds for a thread (ServiceInProcessTests took
+    /// 1 s alone and 47-63 s in full runs).
     func response() async throws -> Response {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(60)
         while true {
             if let response = box.get() { return response }
             guard ContinuousClock.now < deadline else { throw InProcessTimeout() }
