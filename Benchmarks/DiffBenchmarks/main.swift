@@ -133,11 +133,15 @@ func workloadC(count: Int, seed: UInt64) -> Workload {
         keys.append(Double.random(in: 0..<Double(count), using: &random))
     }
     let label = count >= 1_000_000 ? "\(count / 1_000_000)M" : "\(count / 1_000)k"
-    return Workload(name: "(c) \(label) flat", old: [(0, old)], new: [(0, placed(entries, keys: keys))], realMoves: share)
+    return Workload(
+        name: "(c) \(label) flat", old: [(0, old)], new: [(0, placed(entries, keys: keys))], realMoves: share)
 }
 
 func genericSections(_ sections: [(section: Int64, items: [(Int64, Int64)])]) -> [ArraySection<BenchItem, BenchItem>] {
-    sections.map { ArraySection(model: BenchItem(id: $0.section, version: 0), items: $0.items.map { BenchItem(id: $0.0, version: $0.1) }) }
+    sections.map {
+        ArraySection(
+            model: BenchItem(id: $0.section, version: 0), items: $0.items.map { BenchItem(id: $0.0, version: $0.1) })
+    }
 }
 
 /// listd's types: 26-character string ids and JSON models, built from fresh
@@ -149,9 +153,12 @@ func listdSections(_ sections: [(section: Int64, items: [(Int64, Int64)])]) -> [
     }
     return sections.map { section in
         ArraySection(
-            model: JSONEntry(id: id("sect-", section.section), model: JSONText("{\"title\":\"Section \(section.section)\"}")),
+            model: JSONEntry(
+                id: id("sect-", section.section), model: JSONText("{\"title\":\"Section \(section.section)\"}")),
             items: section.items.map {
-                JSONEntry(id: id("item-", $0.0), model: JSONText("{\"done\":false,\"qty\":\($0.1),\"title\":\"Item \($0.0)\"}"))
+                JSONEntry(
+                    id: id("item-", $0.0),
+                    model: JSONText("{\"done\":false,\"qty\":\($0.1),\"title\":\"Item \($0.0)\"}"))
             })
     }
 }
@@ -206,7 +213,9 @@ if mode == "profile" {
     } else {
         result = measure(runs: runs, genericSections(workload.old), genericSections(workload.new))
     }
-    print("\(count) items: \(nanosecondsPerItem(result.median, workload.itemCount)) ns/item, \(milliseconds(result.median))")
+    print(
+        "\(count) items: \(nanosecondsPerItem(result.median, workload.itemCount)) ns/item, \(milliseconds(result.median))"
+    )
 } else {
     print("SectionDiff benchmarks: median of \(runs) runs, release build")
     print("workload        | types   | time      | stages | moves reported | real moves")
@@ -217,7 +226,8 @@ if mode == "profile" {
         for (types, result) in [("generic", generic), ("listd", listd)] {
             print(
                 "\(workload.name.padding(15)) | \(types.padding(7)) | \(milliseconds(result.median).padding(9)) | "
-                    + "\(String(result.stages).padding(6)) | \(String(result.moves).padding(14)) | \(workload.realMoves)")
+                    + "\(String(result.stages).padding(6)) | \(String(result.moves).padding(14)) | \(workload.realMoves)"
+            )
         }
     }
 

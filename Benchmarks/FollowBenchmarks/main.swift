@@ -259,7 +259,10 @@ await withTaskGroup(of: Void.self) { group in
             switch number % 4 {
             case 0:
                 insertedID = "n\(number)"
-                ops = [.insertItem(section: section, id: "n\(number)", model: ["qty": .number(JSONNumber(Int64(number)))], at: 0)]
+                ops = [
+                    .insertItem(
+                        section: section, id: "n\(number)", model: ["qty": .number(JSONNumber(Int64(number)))], at: 0)
+                ]
             case 1:
                 if let id = writes.takeInserted() { ops = [.deleteItem(id: id)] } else { fallthrough }
             case 2: ops = [.moveItem(id: item, section: section, to: 0)]
@@ -312,7 +315,9 @@ let writeLatencies = writes.all.map { milliseconds($0.answered - $0.sent) }.sort
 delays.sort()
 let behind = logs.compactMap(\.version).filter { $0 != final.version }
 if !behind.isEmpty {
-    print("followers behind the final version \(final.version): \(behind.count), at versions \(behind.sorted().prefix(10))…")
+    print(
+        "followers behind the final version \(final.version): \(behind.count), at versions \(behind.sorted().prefix(10))…"
+    )
 }
 // A raw follower holds no sections: it matches when it reached the final version.
 let matching = logs.filter {

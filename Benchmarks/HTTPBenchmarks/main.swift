@@ -93,7 +93,8 @@ final class ParkingHandler: HTTPHandler {
         switch request.path {
         case "/stats":
             let stats = server.withLock { $0?.stats }
-            let text = #"{"rss":\#(residentBytes()),"parked":\#(stats?.parkedRequests ?? -1),"open":\#(stats?.openConnections ?? -1)}"#
+            let text =
+                #"{"rss":\#(residentBytes()),"parked":\#(stats?.parkedRequests ?? -1),"open":\#(stats?.openConnections ?? -1)}"#
             responder.respond(Response(headers: ["Content-Type": "application/json"], body: Array(text.utf8)))
         case "/probe":
             // The same answer a parked request gets, so the client learns its length.

@@ -59,7 +59,9 @@ func catchUp(port: Int, list: String, clients: Int, seconds: Double, minBehind: 
                 let started = monotonicSeconds()
                 let reply = connection.request("GET", "/lists/\(list)/changes?since=\(since)&timeout=0")
                 mine.latencies.append((monotonicSeconds() - started) * 1000)
-                guard reply.status == 200 else { fail("catch-up from v\(since): \(reply.status) \(reply.text.prefix(200))") }
+                guard reply.status == 200 else {
+                    fail("catch-up from v\(since): \(reply.status) \(reply.text.prefix(200))")
+                }
                 mine.bytes += reply.body.count
                 if reply.body.count < 4096, reply.text.contains("\"reset\":true") { mine.resets += 1 }
                 version = max(version, integerField("to", in: reply.body) ?? version)

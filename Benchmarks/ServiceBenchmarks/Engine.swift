@@ -102,10 +102,12 @@ func engine(port: Int, pid: Int, items: Int, id: String, behindWrites: Int) {
         case 0..<5: op = #"{"op":"updateItem","id":"i\#(item)","model":{"w":\#(version)}}"#
         case 5, 6:
             let section = Int.random(in: 0..<sections, using: &random)
-            op = #"{"op":"moveItem","id":"i\#(item)","section":"s\#(section)","to":\#(Int.random(in: 0..<reach, using: &random))}"#
+            op =
+                #"{"op":"moveItem","id":"i\#(item)","section":"s\#(section)","to":\#(Int.random(in: 0..<reach, using: &random))}"#
         case 7, 8:
             let section = Int.random(in: 0..<sections, using: &random)
-            op = #"{"op":"insertItem","section":"s\#(section)","item":{"id":"x\#(next)","model":{}},"at":\#(Int.random(in: 0..<reach, using: &random))}"#
+            op =
+                #"{"op":"insertItem","section":"s\#(section)","item":{"id":"x\#(next)","model":{}},"at":\#(Int.random(in: 0..<reach, using: &random))}"#
             inserted.append(next)
             next += 1
         default:

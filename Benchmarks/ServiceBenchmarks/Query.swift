@@ -84,7 +84,9 @@ func queryBenchmark(port: Int, items: Int, id: String) {
     time("where=k:42 indexed (1%), first page of 100", "\(path)/items?where=k:42&limit=100")
     if let after = next(firstMatches) {
         var at = after
-        for _ in 0..<(items / 100 / 100 / 2) { if let more = next(get("\(path)/items?where=k:42&limit=100&after=\(at)")) { at = more } }
+        for _ in 0..<(items / 100 / 100 / 2) {
+            if let more = next(get("\(path)/items?where=k:42&limit=100&after=\(at)")) { at = more }
+        }
         time("where=k:42 indexed (1%), middle page of 100", "\(path)/items?where=k:42&limit=100&after=\(at)")
     }
     time("q=m 424 (5 characters), no text index, first page of 10", "\(path)/items?q=m%20424&limit=10", repeats: 5)

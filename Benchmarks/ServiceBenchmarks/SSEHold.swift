@@ -30,7 +30,8 @@ func sseHold(port: Int, list: String, count: Int, seconds: Double) {
                 continue
             }
             // Each event carries one "id:" line at a line start.
-            for at in 0..<max(0, read - 3) where buffer[at] == 10 && buffer[at + 1] == 105 && buffer[at + 2] == 100
+            for at in 0..<max(0, read - 3)
+            where buffer[at] == 10 && buffer[at + 1] == 105 && buffer[at + 2] == 100
                 && buffer[at + 3] == 58
             {
                 events += 1

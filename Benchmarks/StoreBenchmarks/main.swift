@@ -57,7 +57,8 @@ for list in lists { _ = try await store.createList(id: list, name: "bench", sect
 
 func report(_ name: String, writes: Int, ops: Int, commits: Int, elapsed: Double) {
     let line = String(
-        format: "%@: %d writes (%d ops) in %.2f s = %.0f writes/s, %.0f ops/s, %d commits = %.0f commits (fsyncs)/s, %.1f writes/commit",
+        format:
+            "%@: %d writes (%d ops) in %.2f s = %.0f writes/s, %.0f ops/s, %d commits = %.0f commits (fsyncs)/s, %.1f writes/commit",
         name, writes, ops, elapsed, Double(writes) / elapsed, Double(ops) / elapsed, commits,
         Double(commits) / elapsed, Double(writes) / Double(max(1, commits)))
     print(line)
@@ -76,7 +77,8 @@ do {
                 while Date() < deadline {
                     let item = Identifier("c\(caller)-\(count)")!
                     _ = try await store.apply(
-                        [.insertItem(section: section, item: NewItem(id: item), at: nil)], to: list, expectedVersion: nil)
+                        [.insertItem(section: section, item: NewItem(id: item), at: nil)], to: list,
+                        expectedVersion: nil)
                     count += 1
                 }
                 return count
@@ -100,14 +102,16 @@ do {
     let start = Date()
     for batch in 0..<batches {
         let ops: [ListOperation] = (0..<1_000).map { index in
-            .insertItem(section: section, item: NewItem(id: Identifier("b\(batch)-\(index)")!), at: index % 2 == 0 ? 0 : nil)
+            .insertItem(
+                section: section, item: NewItem(id: Identifier("b\(batch)-\(index)")!), at: index % 2 == 0 ? 0 : nil)
         }
         _ = try await store.apply(ops, to: Identifier("list0")!, expectedVersion: nil)
     }
     let elapsed = Date().timeIntervalSince(start)
     let after = store.counters
     report(
-        "batches of 1,000 ops, 1 caller", writes: batches, ops: batches * 1_000, commits: after.commits - before.commits,
+        "batches of 1,000 ops, 1 caller", writes: batches, ops: batches * 1_000,
+        commits: after.commits - before.commits,
         elapsed: elapsed)
 }
 await store.close()

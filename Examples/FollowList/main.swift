@@ -65,7 +65,9 @@ final class FollowingDataSource {
                     for move in stage.itemMoved { table.moveRow(at: move.from.indexPath, to: move.to.indexPath) }
                 }
                 for id in renamed {
-                    if let index = sections.firstIndex(where: { $0.model.id == id }) { table.reconfigureHeader(inSection: index) }
+                    if let index = sections.firstIndex(where: { $0.model.id == id }) {
+                        table.reconfigureHeader(inSection: index)
+                    }
                 }
             }
         case .deleted:
@@ -87,9 +89,15 @@ final class PrintingTable: BatchUpdatingTable {
     func insertSections(_ sections: IndexSet) { if !sections.isEmpty { print("  insertSections \(Array(sections))") } }
     func reconfigureHeader(inSection section: Int) { print("  reconfigureHeader \(section)") }
     func moveSection(_ section: Int, toSection newSection: Int) { print("  moveSection \(section) -> \(newSection)") }
-    func deleteRows(at indexPaths: [IndexPath]) { if !indexPaths.isEmpty { print("  deleteRows \(indexPaths.map(Array.init))") } }
-    func insertRows(at indexPaths: [IndexPath]) { if !indexPaths.isEmpty { print("  insertRows \(indexPaths.map(Array.init))") } }
-    func reloadRows(at indexPaths: [IndexPath]) { if !indexPaths.isEmpty { print("  reloadRows \(indexPaths.map(Array.init))") } }
+    func deleteRows(at indexPaths: [IndexPath]) {
+        if !indexPaths.isEmpty { print("  deleteRows \(indexPaths.map(Array.init))") }
+    }
+    func insertRows(at indexPaths: [IndexPath]) {
+        if !indexPaths.isEmpty { print("  insertRows \(indexPaths.map(Array.init))") }
+    }
+    func reloadRows(at indexPaths: [IndexPath]) {
+        if !indexPaths.isEmpty { print("  reloadRows \(indexPaths.map(Array.init))") }
+    }
     func moveRow(at indexPath: IndexPath, to newIndexPath: IndexPath) {
         print("  moveRow \(Array(indexPath)) -> \(Array(newIndexPath))")
     }

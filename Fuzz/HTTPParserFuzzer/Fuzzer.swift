@@ -45,7 +45,8 @@ enum HTTPParserFuzzer {
                 case .request(let request):
                     let fields = request.head.headers.map { "\($0.name): \($0.value)" }.joined(separator: "|")
                     outcome.requests.append(
-                        "\(request.method) \(request.head.target) \(fields) body \(request.body.count) \(request.body.hashValue)")
+                        "\(request.method) \(request.head.target) \(fields) body \(request.body.count) \(request.body.hashValue)"
+                    )
                 case .failure:
                     outcome.failed = true
                 }
@@ -66,7 +67,8 @@ enum HTTPParserFuzzer {
 // driver, with the function above as the target.
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
     _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
 ) -> CInt
 

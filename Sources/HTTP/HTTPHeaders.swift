@@ -127,7 +127,9 @@ public struct HTTPHeaders: Sendable, Sequence, Equatable, ExpressibleByDictionar
         var rhs = rhs
         // Native strings hand out contiguous UTF-8 without copying; the fallback covers bridged ones.
         let fast = lhs.withUTF8 { left in
-            rhs.withUTF8 { right in ASCII.caseInsensitiveEqual(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right)) }
+            rhs.withUTF8 { right in
+                ASCII.caseInsensitiveEqual(UnsafeRawBufferPointer(left), UnsafeRawBufferPointer(right))
+            }
         }
         return fast
     }

@@ -503,7 +503,8 @@ public struct RequestParser: Sendable {
             if colon < line.count && (line[colon] == ASCII.space || line[colon] == ASCII.tab) {
                 return fail(.badRequest, "white space between field name and colon")
             }
-            return fail(.badRequest, colon < line.count ? "invalid character in field name" : "field line without colon")
+            return fail(
+                .badRequest, colon < line.count ? "invalid character in field name" : "field line without colon")
         }
         guard colon > 0 else { return fail(.badRequest, "empty field name") }
         var start = colon + 1
@@ -561,8 +562,11 @@ public struct RequestParser: Sendable {
                 }
                 scratch.lastCodingIsChunked = false
                 // A coding is a token, perhaps with parameters; the name is reported in the 501.
-                guard coding.allSatisfy({ ASCII.isToken($0) || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=")
-                    || $0 == ASCII.space || $0 == ASCII.tab || $0 == UInt8(ascii: "\"") })
+                guard
+                    coding.allSatisfy({
+                        ASCII.isToken($0) || $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: "=")
+                            || $0 == ASCII.space || $0 == ASCII.tab || $0 == UInt8(ascii: "\"")
+                    })
                 else {
                     invalid = true
                     return false
@@ -708,7 +712,7 @@ public struct RequestParser: Sendable {
     }
 
     /// `*( BWS ";" BWS ext-name [ BWS "=" BWS ( token / quoted-string ) ] )`, and nothing after:
-/// white space at the end of the line (`a \r\n`, `a;x=y \r\n`) is rejected, as llhttp does.
+    /// white space at the end of the line (`a \r\n`, `a;x=y \r\n`) is rejected, as llhttp does.
     private static func isValidChunkExtensions(_ bytes: UnsafeRawBufferPointer.SubSequence) -> Bool {
         var index = bytes.startIndex
         let end = bytes.endIndex

@@ -117,7 +117,8 @@ struct RouteTable: Sendable {
                     best = index
                 }
             } else if method == .head && routeMethod == .get {
-                if bestGet.map({ RouteTable.isMoreSpecific(routes[index].segments, than: routes[$0].segments) }) ?? true {
+                if bestGet.map({ RouteTable.isMoreSpecific(routes[index].segments, than: routes[$0].segments) }) ?? true
+                {
                     bestGet = index
                 }
             }
@@ -137,7 +138,8 @@ struct RouteTable: Sendable {
         }
         guard pathExists else { return .notFound }
         var allowed: [HTTPMethod] = []
-        for route in routes where !allowed.contains(route.method) && RouteTable.matches(route.segments, segments, in: path) {
+        for route in routes
+        where !allowed.contains(route.method) && RouteTable.matches(route.segments, segments, in: path) {
             allowed.append(route.method)
         }
         if allowed.contains(.get) && !allowed.contains(.head) { allowed.append(.head) }
@@ -146,7 +148,8 @@ struct RouteTable: Sendable {
 
     /// Whether a pattern matches the path's segments: literals equal (raw, or once decoded),
     /// parameters non-empty and decodable.
-    private static func matches(_ pattern: [Segment], _ segments: [Range<Int>], in path: UnsafeRawBufferPointer) -> Bool {
+    private static func matches(_ pattern: [Segment], _ segments: [Range<Int>], in path: UnsafeRawBufferPointer) -> Bool
+    {
         guard pattern.count == segments.count else { return false }
         for (segment, range) in zip(pattern, segments) {
             let raw = UnsafeRawBufferPointer(rebasing: path[range])
@@ -159,7 +162,9 @@ struct RouteTable: Sendable {
             case .parameter:
                 guard !raw.isEmpty else { return false }
                 // Plain ASCII needs no decoding; anything else must decode to valid UTF-8.
-                if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 }) && PercentDecoding.decodeStrict(raw) == nil {
+                if raw.contains(where: { $0 == UInt8(ascii: "%") || $0 >= 0x80 })
+                    && PercentDecoding.decodeStrict(raw) == nil
+                {
                     return false
                 }
             }
@@ -179,7 +184,6 @@ struct RouteTable: Sendable {
         return false
     }
 }
-
 
 /// The outcome of ``Router/match(method:path:)``.
 public enum RouteMatch<Handler> {

@@ -99,7 +99,9 @@ public final class HTTPClientCall: Sendable {
     /// Throws a `SystemError` naming the step that failed (resolve, connect, send,
     /// read, or the response's framing); ECANCELED when cancelled, ETIMEDOUT past the timeout.
     public func perform(_ request: Request) throws(SystemError) -> Response {
-        guard (1...65_535).contains(request.port) else { throw SystemError(call: "connect (port out of range)", errno: EINVAL) }
+        guard (1...65_535).contains(request.port) else {
+            throw SystemError(call: "connect (port out of range)", errno: EINVAL)
+        }
         let deadline = System.monotonicNanoseconds() + UInt64(max(1, request.timeout / .milliseconds(1))) * 1_000_000
         let endpoint = ConnectionPool.endpoint(host: request.host, port: request.port)
         let head = head(request)
@@ -111,7 +113,9 @@ public final class HTTPClientCall: Sendable {
                 // Only a request that may be repeated goes out again: the server
                 // may have acted on a POST before the connection failed.
                 guard request.method.isIdempotent else {
-                    throw SystemError(call: "\(error.call) (a reused connection failed; \(request.method) not retried)", errno: error.errno)
+                    throw SystemError(
+                        call: "\(error.call) (a reused connection failed; \(request.method) not retried)",
+                        errno: error.errno)
                 }
             }
         }
@@ -233,7 +237,9 @@ public final class HTTPClientCall: Sendable {
         var sent = 0
         while sent < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in
-                Result { () throws(SystemError) in try System.send(fd, UnsafeRawBufferPointer(rebasing: buffer[sent...])) }
+                Result { () throws(SystemError) in
+                    try System.send(fd, UnsafeRawBufferPointer(rebasing: buffer[sent...]))
+                }
             }
             switch try result.get() {
             case .processed(let count): sent += count
@@ -283,7 +289,9 @@ private struct ResponseReader {
         switch try result.get() {
         case .processed(0):
             closed = true
-            if received == 0 { throw SystemError(call: "read (connection closed before a response)", errno: ECONNRESET) }
+            if received == 0 {
+                throw SystemError(call: "read (connection closed before a response)", errno: ECONNRESET)
+            }
             return false
         case .processed(let count):
             received += count
@@ -391,7 +399,9 @@ private struct ResponseReader {
                 return body
             }
             body += try bytes(size)
-            guard try line(limit: 2).isEmpty else { throw SystemError(call: "read (chunk without CRLF)", errno: EPROTO) }
+            guard try line(limit: 2).isEmpty else {
+                throw SystemError(call: "read (chunk without CRLF)", errno: EPROTO)
+            }
         }
     }
 }

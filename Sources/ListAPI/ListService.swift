@@ -93,17 +93,20 @@ public final class ListService: HTTPHandler {
         }
         switch routes.match(method: request.method, path: request.path) {
         case .notFound:
-            finish(.init(request: request, route: "unmatched", started: started), responder,
-                   Problem.noRoute(request.method, request.path).response())
+            finish(
+                .init(request: request, route: "unmatched", started: started), responder,
+                Problem.noRoute(request.method, request.path).response())
         case .methodNotAllowed(let allowed):
-            finish(.init(request: request, route: "unmatched", started: started), responder,
-                   Problem.methodNotAllowed(request.method, request.path, allowed: allowed).response())
+            finish(
+                .init(request: request, route: "unmatched", started: started), responder,
+                Problem.methodNotAllowed(request.method, request.path, allowed: allowed).response())
         case .matched(let route, let parameters, let pattern):
             var request = request
             request.pathParameters = parameters
             let context = Context(request: request, route: pattern, started: started)
             if let access = route.access {
-                switch configuration.accessPolicy.decide(authorization: request.header("Authorization"), access: access) {
+                switch configuration.accessPolicy.decide(authorization: request.header("Authorization"), access: access)
+                {
                 case .allowed: break
                 case .unauthenticated(let reason):
                     return finish(context, responder, Problem.unauthorized(reason).response())
@@ -180,7 +183,8 @@ public final class ListService: HTTPHandler {
                 "request failed",
                 metadata: [
                     "method": "\(context.request.method)", "path": "\(context.request.path)",
-                    "status": "\(response.status.code)", "body": "\(String(decoding: response.body.prefix(512), as: UTF8.self))",
+                    "status": "\(response.status.code)",
+                    "body": "\(String(decoding: response.body.prefix(512), as: UTF8.self))",
                 ])
         } else if logger.logLevel <= .debug {
             logger.debug(
@@ -214,7 +218,8 @@ struct Context: Sendable {
         }
         guard let id = Identifier(text) else {
             throw Problem(
-                slug: "invalid-id", title: "The id is not valid", status: 400, detail: "the \(name) id in the path is invalid")
+                slug: "invalid-id", title: "The id is not valid", status: 400,
+                detail: "the \(name) id in the path is invalid")
         }
         return id
     }

@@ -66,7 +66,9 @@ public struct FollowMachine: Sendable {
     /// nothing new (a timeout, or an answer rejected so that the next action is a refetch).
     public mutating func receive(_ answer: ChangeAnswer) -> FollowUpdate? {
         guard let current = state else { return nil }
-        guard answer.list == list else { return reject(.invalid("an answer for list \(answer.list) while following \(list)")) }
+        guard answer.list == list else {
+            return reject(.invalid("an answer for list \(answer.list) while following \(list)"))
+        }
         if let snapshot = answer.snapshot {
             state = snapshot
             hasEmitted = true
@@ -77,7 +79,8 @@ public struct FollowMachine: Sendable {
         // stages twice or to the wrong data, so the state is refetched instead.
         guard answer.epoch == current.epoch, answer.from == current.version else {
             return reject(
-                .invalid("an answer for \(answer.epoch)@\(answer.from) while holding \(current.epoch)@\(current.version)"))
+                .invalid(
+                    "an answer for \(answer.epoch)@\(answer.from) while holding \(current.epoch)@\(current.version)"))
         }
         if answer.stages.isEmpty {
             guard answer.to == current.version else {
@@ -91,7 +94,8 @@ public struct FollowMachine: Sendable {
             next.version = answer.to
             next.sections = stages.last?.sections ?? current.sections
             state = next
-            return .changes(ListChange(from: answer.from, before: current.sections, stages: stages, state: next, answer: answer))
+            return .changes(
+                ListChange(from: answer.from, before: current.sections, stages: stages, state: next, answer: answer))
         } catch {
             return reject(ListClientError(error))
         }

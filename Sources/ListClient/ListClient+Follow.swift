@@ -65,7 +65,8 @@ extension ListClient {
                     update = machine.receive(snapshot: try await self.list(list, instance: machine.instance))
                 case .poll(let since, let epoch):
                     let answer = try await changes(
-                        of: list, since: since, epoch: epoch, timeout: options.pollTimeout, slack: options.responseSlack,
+                        of: list, since: since, epoch: epoch, timeout: options.pollTimeout,
+                        slack: options.responseSlack,
                         instance: machine.instance)
                     update = machine.receive(answer)
                 }
@@ -126,8 +127,10 @@ extension ListClient {
                     case .fetchSnapshot:
                         do throws(ListClientError) {
                             let snapshot = try await self.list(list, instance: choice.instance)
-                            updates.append(ListUpdate(list: list, update: machines[list, default: machine].receive(snapshot: snapshot)))
-                        } catch where error.status == 404 {
+                            updates.append(
+                                ListUpdate(
+                                    list: list, update: machines[list, default: machine].receive(snapshot: snapshot)))
+                        } catch  where error.status == 404 {
                             updates.append(ListUpdate(list: list, update: .deleted(list: list)))
                             machines[list] = nil
                         }
@@ -143,7 +146,7 @@ extension ListClient {
                         answers = try await changes(
                             of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack,
                             instance: choice.instance)
-                    } catch where error.status == 404 {
+                    } catch  where error.status == 404 {
                         // POST /changes refuses the whole request when one list is gone;
                         // ask each list once, without waiting, to find out which.
                         answers = try await probe(since, epochs: epochs, instance: choice.instance)
@@ -151,7 +154,9 @@ extension ListClient {
                     for (list, answer) in answers.sorted(by: { $0.key < $1.key }) {
                         guard var machine = machines[list] else { continue }
                         if let answer {
-                            if let update = machine.receive(answer) { updates.append(ListUpdate(list: list, update: update)) }
+                            if let update = machine.receive(answer) {
+                                updates.append(ListUpdate(list: list, update: update))
+                            }
                             machines[list] = machine
                         } else {
                             updates.append(ListUpdate(list: list, update: machine.receiveDeleted()))
@@ -191,7 +196,7 @@ extension ListClient {
             do throws(ListClientError) {
                 answers[list] = try await changes(
                     of: list, since: version, epoch: epochs[list], timeout: .zero, instance: instance)
-            } catch where error.status == 404 {
+            } catch  where error.status == 404 {
                 answers[list] = .some(nil)
             }
         }

@@ -40,7 +40,8 @@ public final class URLSessionTransport: HTTPTransport {
         if let body = request.body { urlRequest.httpBody = Data(body) }
         let box = TaskBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ClientResponse, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<ClientResponse, any Error>) in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
                     if let error {
                         let cancelled = (error as? URLError)?.code == .cancelled
@@ -54,7 +55,8 @@ public final class URLSessionTransport: HTTPTransport {
                         if let name = name as? String, let value = value as? String { headers[name] = value }
                     }
                     continuation.resume(
-                        returning: ClientResponse(status: http.statusCode, headers: headers, body: Array(data ?? Data())))
+                        returning: ClientResponse(
+                            status: http.statusCode, headers: headers, body: Array(data ?? Data())))
                 }
                 if box.start(task) { task.resume() } else { continuation.resume(throwing: CancellationError()) }
             }

@@ -66,8 +66,9 @@ extension ListReader {
         }
         return try inTransaction { () throws(StoreError) in
             let meta = try meta(list)
-            let generation = try db.first(
-                "SELECT renumbered FROM lists WHERE id = ?", list.sql, read: { $0.int64(0) }) ?? 0
+            let generation =
+                try db.first(
+                    "SELECT renumbered FROM lists WHERE id = ?", list.sql, read: { $0.int64(0) }) ?? 0
             if let cursor = start { start = try relocate(cursor, in: list, now: generation) }
             var only: SectionPlace?
             if let section = query.section {
@@ -107,7 +108,9 @@ extension ListReader {
                             itemKey: candidate.position, item: candidate.id.rawValue)
                         guard
                             page.take(
-                                matches ? ItemPage.Entry(section: section.id, item: ItemSnapshot(id: candidate.id, model: model)) : nil,
+                                matches
+                                    ? ItemPage.Entry(
+                                        section: section.id, item: ItemSnapshot(id: candidate.id, model: model)) : nil,
                                 at: place)
                         else { return false }
                     }
@@ -302,7 +305,8 @@ extension ListReader {
             guard try Self.matches(model, query) else { continue }
             if entries.count == query.limit { return (entries, last?.text) }
             entries.append(
-                ItemPage.Entry(section: row.section, item: ItemSnapshot(id: Identifier(storedText: row.place.item), model: model)))
+                ItemPage.Entry(
+                    section: row.section, item: ItemSnapshot(id: Identifier(storedText: row.place.item), model: model)))
             last = row.place
         }
         return (entries, nil)

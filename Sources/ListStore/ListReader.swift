@@ -36,8 +36,9 @@ package final class ListReader {
             let meta = try db.first(
                 "SELECT epoch, version, name, history_floor FROM lists WHERE id = ?", list.sql,
                 read: { row in
-                    Meta(head: ListHead(id: list, epoch: row.text(0), version: row.int64(1)), name: row.text(2),
-                         floor: row.int64(3))
+                    Meta(
+                        head: ListHead(id: list, epoch: row.text(0), version: row.int64(1)), name: row.text(2),
+                        floor: row.int64(3))
                 })
         else { throw StoreError(.listNotFound, "list \"\(list)\" not found") }
         return meta
@@ -79,7 +80,9 @@ package final class ListReader {
 
         func snapshot(of head: ListHead) -> ListSnapshot {
             var itemsBySection: [Identifier: [(Int64, Identifier, String)]] = [:]
-            for (id, item) in items { itemsBySection[item.section, default: []].append((item.position, id, item.model)) }
+            for (id, item) in items {
+                itemsBySection[item.section, default: []].append((item.position, id, item.model))
+            }
             let sections = self.sections.sorted { ($0.value.position, $0.key) < ($1.value.position, $1.key) }
                 .map { id, section in
                     let items = (itemsBySection[id] ?? []).sorted { ($0.0, $0.1) < ($1.0, $1.1) }

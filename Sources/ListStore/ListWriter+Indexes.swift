@@ -20,7 +20,9 @@ public enum DeclaredIndexes {
         if path.filter({ arrayIndex($0) != nil }).count > maxNumericComponents {
             return "an index path has at most \(maxNumericComponents) numeric fields"
         }
-        if dotted.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if dotted.utf8.contains(where: {
+            $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+        }) {
             return "an index path holds no quotes, backslashes or control characters"
         }
         return nil

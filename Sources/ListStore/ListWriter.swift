@@ -96,7 +96,8 @@ package final class ListWriter {
         return [Commit(list: list, epoch: target.epoch, version: target.version, deleted: true)]
     }
 
-    package func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?, now: Int64) throws(StoreError)
+    package func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?, now: Int64)
+        throws(StoreError)
         -> (WriteResult, [Commit])
     {
         guard ops.count <= configuration.maxOpsPerWrite else {
@@ -160,8 +161,9 @@ package final class ListWriter {
         var keep = Set<Identifier>()
         for section in body { for item in section.items { keep.insert(item.id) } }
         for (id, old) in oldItems where !keep.contains(id) {
-            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
-                       model: old.model, in: &target)
+            try record(
+                .item, id.rawValue, existed: true, section: old.section, position: old.position,
+                model: old.model, in: &target)
             try db.run("DELETE FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql)
         }
         let sectionKeys = keys.spread(count: body.count)
@@ -169,8 +171,9 @@ package final class ListWriter {
             if let old = sectionsByID[section.id] {
                 let newKey = orderChanged ? key : old.position
                 if old.position != newKey || old.model != section.model.canonicalText {
-                    try record(.section, section.id.rawValue, existed: true, section: nil, position: old.position,
-                               model: old.model, in: &target)
+                    try record(
+                        .section, section.id.rawValue, existed: true, section: nil, position: old.position,
+                        model: old.model, in: &target)
                     try db.run(
                         "UPDATE sections SET position = ?, model = ? WHERE list_id = ? AND id = ?",
                         newKey.sql, section.model.canonicalText.sql, list.sql, section.id.sql)
@@ -187,8 +190,9 @@ package final class ListWriter {
                 if let old = itemsByID[item.id] {
                     let newKey = orderChanged ? key : old.position
                     if old.section != section.id || old.position != newKey || old.model != item.model.canonicalText {
-                        try record(.item, item.id.rawValue, existed: true, section: old.section,
-                                   position: old.position, model: old.model, in: &target)
+                        try record(
+                            .item, item.id.rawValue, existed: true, section: old.section,
+                            position: old.position, model: old.model, in: &target)
                         try db.run(
                             "UPDATE items SET section_id = ?, position = ?, model = ? WHERE list_id = ? AND id = ?",
                             section.id.sql, newKey.sql, item.model.canonicalText.sql, list.sql, item.id.sql)
@@ -220,8 +224,9 @@ package final class ListWriter {
         }
         let bodySectionIDs = Set(body.map(\.id))
         for (id, old) in oldSections where !bodySectionIDs.contains(id) {
-            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
-                       in: &target)
+            try record(
+                .section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                in: &target)
             try db.run("DELETE FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql)
         }
         return try finish(target, now: now)
@@ -266,10 +271,12 @@ package final class ListWriter {
             try checkModel(model, "section model")
             guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
             guard old.model != model.canonicalText else { return }
-            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
-                       in: &target)
-            try db.run("UPDATE sections SET model = ? WHERE list_id = ? AND id = ?",
-                       model.canonicalText.sql, list.sql, id.sql)
+            try record(
+                .section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                in: &target)
+            try db.run(
+                "UPDATE sections SET model = ? WHERE list_id = ? AND id = ?",
+                model.canonicalText.sql, list.sql, id.sql)
 
         case .moveSection(let id, let to):
             guard let old = try sectionRow(list, id) else { throw notFound(section: id) }
@@ -278,8 +285,9 @@ package final class ListWriter {
                 guard current != Int64(to) else { return }
             }
             let key = try place(.sections, at: to, excluding: id, excludedKey: old.position, in: &target)
-            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
-                       in: &target)
+            try record(
+                .section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                in: &target)
             try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
 
         case .deleteSection(let id):
@@ -288,11 +296,13 @@ package final class ListWriter {
                 "SELECT id, position, model FROM items WHERE list_id = ? AND section_id = ?", [list.sql, id.sql]
             ) { row in (row.identifier(0), row.int64(1), row.text(2)) }
             for (itemID, position, model) in items {
-                try record(.item, itemID.rawValue, existed: true, section: id, position: position, model: model,
-                           in: &target)
+                try record(
+                    .item, itemID.rawValue, existed: true, section: id, position: position, model: model,
+                    in: &target)
             }
-            try record(.section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
-                       in: &target)
+            try record(
+                .section, id.rawValue, existed: true, section: nil, position: old.position, model: old.model,
+                in: &target)
             try db.run("DELETE FROM items WHERE list_id = ? AND section_id = ?", list.sql, id.sql)
             try db.run("DELETE FROM sections WHERE list_id = ? AND id = ?", list.sql, id.sql)
 
@@ -300,12 +310,13 @@ package final class ListWriter {
             try checkModel(new.model, "item model")
             let itemID = new.id ?? Identifier.generate()
             // Both checks in one statement (one round trip on a remote database).
-            let (sectionFound, itemTaken) = try db.first(
-                """
-                SELECT EXISTS (SELECT 1 FROM sections WHERE list_id = ? AND id = ?),
-                    EXISTS (SELECT 1 FROM items WHERE list_id = ? AND id = ?)
-                """, list.sql, section.sql, list.sql, itemID.sql, read: { ($0.int64(0) != 0, $0.int64(1) != 0) }
-            ) ?? (false, false)
+            let (sectionFound, itemTaken) =
+                try db.first(
+                    """
+                    SELECT EXISTS (SELECT 1 FROM sections WHERE list_id = ? AND id = ?),
+                        EXISTS (SELECT 1 FROM items WHERE list_id = ? AND id = ?)
+                    """, list.sql, section.sql, list.sql, itemID.sql, read: { ($0.int64(0) != 0, $0.int64(1) != 0) }
+                ) ?? (false, false)
             guard sectionFound else { throw notFound(section: section) }
             if itemTaken {
                 throw StoreError(.duplicateId, "item \"\(itemID)\" already exists")
@@ -320,10 +331,12 @@ package final class ListWriter {
             try checkModel(model, "item model")
             guard let old = try itemRow(list, id) else { throw notFound(item: id) }
             guard old.model != model.canonicalText else { return }
-            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
-                       model: old.model, in: &target)
-            try db.run("UPDATE items SET model = ? WHERE list_id = ? AND id = ?",
-                       model.canonicalText.sql, list.sql, id.sql)
+            try record(
+                .item, id.rawValue, existed: true, section: old.section, position: old.position,
+                model: old.model, in: &target)
+            try db.run(
+                "UPDATE items SET model = ? WHERE list_id = ? AND id = ?",
+                model.canonicalText.sql, list.sql, id.sql)
 
         case .moveItem(let id, let section, let to):
             guard let old = try itemRow(list, id) else { throw notFound(item: id) }
@@ -338,15 +351,18 @@ package final class ListWriter {
             let key = try place(
                 .items(destination), at: to, excluding: id,
                 excludedKey: destination == old.section ? old.position : nil, in: &target)
-            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
-                       model: old.model, in: &target)
-            try db.run("UPDATE items SET section_id = ?, position = ? WHERE list_id = ? AND id = ?",
-                       destination.sql, key.sql, list.sql, id.sql)
+            try record(
+                .item, id.rawValue, existed: true, section: old.section, position: old.position,
+                model: old.model, in: &target)
+            try db.run(
+                "UPDATE items SET section_id = ?, position = ? WHERE list_id = ? AND id = ?",
+                destination.sql, key.sql, list.sql, id.sql)
 
         case .deleteItem(let id):
             guard let old = try itemRow(list, id) else { throw notFound(item: id) }
-            try record(.item, id.rawValue, existed: true, section: old.section, position: old.position,
-                       model: old.model, in: &target)
+            try record(
+                .item, id.rawValue, existed: true, section: old.section, position: old.position,
+                model: old.model, in: &target)
             try db.run("DELETE FROM items WHERE list_id = ? AND id = ?", list.sql, id.sql)
         }
     }
@@ -409,11 +425,14 @@ package final class ListWriter {
         case .sections:
             (table, filter, values) = ("sections", "list_id = ? AND id != ?", [list.sql, skip.sql])
         case .items(let section):
-            (table, filter, values) = ("items", "list_id = ? AND section_id = ? AND id != ?", [list.sql, section.sql, skip.sql])
+            (table, filter, values) = (
+                "items", "list_id = ? AND section_id = ? AND id != ?", [list.sql, section.sql, skip.sql]
+            )
         }
         guard let index else {
             let last = try db.rows(
-                "SELECT position FROM \(table) WHERE \(filter) ORDER BY position DESC LIMIT 1", values) { $0.int64(0) }
+                "SELECT position FROM \(table) WHERE \(filter) ORDER BY position DESC LIMIT 1", values
+            ) { $0.int64(0) }
             if let key = keys.between(last.first, nil) { return key }
             return try renumber(group, reserving: nil, excluding: skip, in: &target)
         }
@@ -422,13 +441,15 @@ package final class ListWriter {
             ? []
             : try db.rows(
                 "SELECT position FROM \(table) WHERE \(filter) ORDER BY position LIMIT ? OFFSET ?",
-                values + [(index == 0 ? 1 : 2).sql, max(0, index - 1).sql]) { $0.int64(0) }
+                values + [(index == 0 ? 1 : 2).sql, max(0, index - 1).sql]
+            ) { $0.int64(0) }
         guard index >= 0, index == 0 || !neighbours.isEmpty else {
             let count = try db.rows("SELECT count(*) FROM \(table) WHERE \(filter)", values) { $0.int64(0) }.first ?? 0
             let range = "\(index) is out of range 0...\(count)"
             switch group {
             case .sections: throw StoreError(.positionOutOfRange, "position \(range) for sections")
-            case .items(let section): throw StoreError(.positionOutOfRange, "position \(range) for section \"\(section)\"")
+            case .items(let section):
+                throw StoreError(.positionOutOfRange, "position \(range) for section \"\(section)\"")
             }
         }
         let lower: Int64? = index == 0 ? nil : neighbours.first
@@ -471,12 +492,14 @@ package final class ListWriter {
         case .sections:
             let rows = try db.rows(
                 "SELECT id, position, model FROM sections WHERE list_id = ? AND id != ? ORDER BY position",
-                [list.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
+                [list.sql, skip.sql]
+            ) { row in (row.identifier(0), row.int64(1), row.text(2)) }
             var spread = keys.spread(count: rows.count + 1)
             let reserved = spread.remove(at: index ?? rows.count)
             for ((id, position, model), key) in zip(rows, spread) where position != key {
-                try record(.section, id.rawValue, existed: true, section: nil, position: position, model: model,
-                           in: &target)
+                try record(
+                    .section, id.rawValue, existed: true, section: nil, position: position, model: model,
+                    in: &target)
                 try db.run("UPDATE sections SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
             }
             try recordRenumbering(
@@ -487,12 +510,14 @@ package final class ListWriter {
                 """
                 SELECT id, position, model FROM items WHERE list_id = ? AND section_id = ? AND id != ?
                 ORDER BY position
-                """, [list.sql, section.sql, skip.sql]) { row in (row.identifier(0), row.int64(1), row.text(2)) }
+                """, [list.sql, section.sql, skip.sql]
+            ) { row in (row.identifier(0), row.int64(1), row.text(2)) }
             var spread = keys.spread(count: rows.count + 1)
             let reserved = spread.remove(at: index ?? rows.count)
             for ((id, position, model), key) in zip(rows, spread) where position != key {
-                try record(.item, id.rawValue, existed: true, section: section, position: position, model: model,
-                           in: &target)
+                try record(
+                    .item, id.rawValue, existed: true, section: section, position: position, model: model,
+                    in: &target)
                 try db.run("UPDATE items SET position = ? WHERE list_id = ? AND id = ?", key.sql, list.sql, id.sql)
             }
             try recordRenumbering(
@@ -568,7 +593,9 @@ package final class ListWriter {
         let result = WriteResult(
             list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true,
             change: change)
-        return (result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)])
+        return (
+            result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)]
+        )
     }
 
     /// Raises the list's history floor to honour both retention limits, then

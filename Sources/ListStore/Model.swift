@@ -42,7 +42,8 @@ public struct Model: Sendable, Hashable, CustomStringConvertible {
     /// The model as a JSON value, for callers that need its structure.
     public func jsonValue() throws(StoreError) -> JSONValue {
         do {
-            return try JSONValue(parsing: Array(canonicalText.utf8), limits: JSONLimits(maxDepth: 1024, maxBytes: Int.max))
+            return try JSONValue(
+                parsing: Array(canonicalText.utf8), limits: JSONLimits(maxDepth: 1024, maxBytes: Int.max))
         } catch {
             throw StoreError(.invalidModel, "stored model does not parse: \(error)")
         }

@@ -1,10 +1,11 @@
 import Foundation
+import SchemaMigration
 import Storage
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import SchemaMigration
-import Synchronization
 
 /// The embedded ``Store``: one SQLite file, one writer thread doing group
 /// commits, and a few reader threads.
@@ -38,7 +39,6 @@ public final class SQLiteStore: Store {
         let commits: [Commit]
         let succeed: @Sendable () -> Void
     }
-
 
     /// The database file.
     public let path: String
@@ -169,7 +169,8 @@ public final class SQLiteStore: Store {
     /// moved to the snapshot's version (see ``ListReader/changes(of:since:board:)``).
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
         let board = self.board
-        return try await cancellableRead(on: catchUps, noReader: "no catch-up connection") { reader throws(StoreError) in
+        return try await cancellableRead(on: catchUps, noReader: "no catch-up connection") {
+            reader throws(StoreError) in
             try reader.changes(of: list, since: version, board: board)
         }
     }
@@ -484,7 +485,8 @@ struct WriterLoop {
             writer.transactionRolledBack()
             let error =
                 broken.kind == .storageFull
-                ? StoreError.databaseFull : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
+                ? StoreError.databaseFull
+                : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
             for write in batch { write.fail(error) }
             return
         }

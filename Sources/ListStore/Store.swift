@@ -123,7 +123,8 @@ extension ListSnapshot {
     /// The whole snapshot as a condensed list with no runs.
     public var condensedSections: [CondensedSection] {
         sections.map { section in
-            .section(id: section.id, model: section.model, items: section.items.map { .item(id: $0.id, model: $0.model) })
+            .section(
+                id: section.id, model: section.model, items: section.items.map { .item(id: $0.id, model: $0.model) })
         }
     }
 }

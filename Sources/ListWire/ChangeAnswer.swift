@@ -117,4 +117,3 @@ public struct AppliedStage: Sendable, Equatable {
         self.sections = sections
     }
 }
-

@@ -59,4 +59,3 @@ public struct ListState: Sendable, Equatable, CustomStringConvertible {
         (try? JSONValue(parsing: jsonBytes, limits: JSONLimits(maxDepth: 1024, maxBytes: Int.max))) ?? .null
     }
 }
-

@@ -47,7 +47,8 @@ public enum WireDecoding {
 
     static func index(_ value: JSONValue?, _ field: StageField, _ name: String) throws(WireError) -> Int {
         guard let int = value?.intValue else {
-            throw WireError("\(field.rawValue) needs \(name), an index: \(value?.canonicalText.prefix(40) ?? "nothing")")
+            throw WireError(
+                "\(field.rawValue) needs \(name), an index: \(value?.canonicalText.prefix(40) ?? "nothing")")
         }
         return int
     }
@@ -88,12 +89,14 @@ public enum WireDecoding {
                         .init(at: at, model: JSONEntry(id: before[at].model.id, model: JSONText(model.canonicalText))))
                 case .sectionMoved:
                     stage.sectionMoved.append(
-                        SectionMove(from: try index(element["from"], field, "from"), to: try index(element["to"], field, "to")))
+                        SectionMove(
+                            from: try index(element["from"], field, "from"), to: try index(element["to"], field, "to")))
                 case .itemDeleted:
                     stage.itemDeleted.append(try path(element, field))
                 case .itemInserted:
                     stage.itemInserted.append(
-                        .init(at: try path(element["at"], field), item: try entry(try required(element, "item", field))))
+                        .init(at: try path(element["at"], field), item: try entry(try required(element, "item", field)))
+                    )
                 case .itemUpdated:
                     let at = try path(element["at"], field)
                     let model = try required(element, "model", field)
@@ -102,9 +105,11 @@ public enum WireDecoding {
                         throw WireError("itemUpdated names \(at), which the state does not hold")
                     }
                     let id = before[at.section].items[at.element].id
-                    stage.itemUpdated.append(.init(at: at, item: JSONEntry(id: id, model: JSONText(model.canonicalText))))
+                    stage.itemUpdated.append(
+                        .init(at: at, item: JSONEntry(id: id, model: JSONText(model.canonicalText))))
                 case .itemMoved:
-                    stage.itemMoved.append(ItemMove(from: try path(element["from"], field), to: try path(element["to"], field)))
+                    stage.itemMoved.append(
+                        ItemMove(from: try path(element["from"], field), to: try path(element["to"], field)))
                 }
             }
         }

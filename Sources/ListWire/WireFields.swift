@@ -25,7 +25,8 @@ public struct WireFields: Sendable {
     public func allowOnly(_ allowed: Set<String>) throws(WireError) {
         for key in object.keys where !allowed.contains(key) {
             throw WireError(
-                "\(context) has an unknown field \"\(key.prefix(64))\"; allowed: \(allowed.sorted().joined(separator: ", "))")
+                "\(context) has an unknown field \"\(key.prefix(64))\"; allowed: \(allowed.sorted().joined(separator: ", "))"
+            )
         }
     }
 

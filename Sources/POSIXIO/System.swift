@@ -104,14 +104,18 @@ public enum System {
     }
 
     @inlinable
-    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<
+        Int
+    > {
         try retryingNonBlocking("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// A vectored write (sendmsg, equivalent to writev) with MSG_NOSIGNAL, so
     /// a peer that went away yields EPIPE instead of SIGPIPE.
     @inlinable
-    public static func sendVectored(_ fd: Int32, _ vectors: UnsafeMutableBufferPointer<iovec>) throws(SystemError) -> IOResult<Int> {
+    public static func sendVectored(_ fd: Int32, _ vectors: UnsafeMutableBufferPointer<iovec>) throws(SystemError)
+        -> IOResult<Int>
+    {
         var message = msghdr()
         message.msg_iov = vectors.baseAddress
         message.msg_iovlen = vectors.count
@@ -125,7 +129,9 @@ public enum System {
 
     /// Peeks at up to `buffer.count` received bytes without consuming them and
     /// without blocking: `.processed(0)` means the peer closed its side.
-    public static func peek(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<Int> {
+    public static func peek(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult<
+        Int
+    > {
         try retryingNonBlocking("recv(MSG_PEEK)") {
             Glibc.recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
         }
@@ -148,7 +154,9 @@ public enum System {
         try retrying("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
     }
 
-    public static func epollControl(_ epoll: Int32, _ operation: Int32, _ fd: Int32, events: UInt32, data: UInt64) throws(SystemError) {
+    public static func epollControl(_ epoll: Int32, _ operation: Int32, _ fd: Int32, events: UInt32, data: UInt64)
+        throws(SystemError)
+    {
         var event = epoll_event()
         event.events = events
         event.data.u64 = data
@@ -237,16 +245,20 @@ public enum System {
     // MARK: Threads
 
     /// Starts a joinable thread running `body`, named `name` (at most 15 bytes show).
-    public static func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) -> pthread_t {
+    public static func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError)
+        -> pthread_t
+    {
         let box = Unmanaged.passRetained(ThreadBody(name: name, body: body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
-            csystem_set_thread_name(box.name)
-            box.body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let box = Unmanaged<ThreadBody>.fromOpaque(raw).takeRetainedValue()
+                csystem_set_thread_name(box.name)
+                box.body()
+                return nil
+            }, box)
         guard result == 0 else {
             Unmanaged<ThreadBody>.fromOpaque(box).release()
             throw SystemError(call: "pthread_create", errno: result)

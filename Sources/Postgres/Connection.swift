@@ -218,7 +218,8 @@ public final class Connection {
         if queued.isEmpty, PQpipelineStatus(handle) == PQ_PIPELINE_OFF {
             guard PQenterPipelineMode(handle) == 1 else {
                 throw PostgresError(
-                    .misuse, message: "cannot enter pipeline mode: \(PostgresError.connectionMessage(handle))", sql: sql)
+                    .misuse, message: "cannot enter pipeline mode: \(PostgresError.connectionMessage(handle))", sql: sql
+                )
             }
         }
         var sent: Int32 = 0
@@ -370,7 +371,8 @@ public final class Connection {
         guard heard.isEmpty else { return heard }
         let handle = try open()
         var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let ready = poll(&descriptor, 1, max(0, milliseconds))
         if ready < 0, errno != EINTR {
             throw PostgresError(.connection, message: "poll on the connection's socket failed: errno \(errno)")

@@ -160,7 +160,8 @@ public struct Row {
 
     private func mismatch(_ column: Int, _ expected: String, _ text: String) -> PostgresError {
         PostgresError(
-            .misuse, message: "column \(column) (\(result.columnName(column))) holds \(text.prefix(40)), not \(expected)",
+            .misuse,
+            message: "column \(column) (\(result.columnName(column))) holds \(text.prefix(40)), not \(expected)",
             sql: result.sql)
     }
 

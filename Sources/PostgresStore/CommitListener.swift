@@ -166,7 +166,8 @@ public final class CommitListener: Sendable {
                 }
                 deliver(notifications)
             } catch {
-                logger.warning("lost the session listening for other instances' commits", metadata: ["error": "\(error)"])
+                logger.warning(
+                    "lost the session listening for other instances' commits", metadata: ["error": "\(error)"])
                 session.close()
                 connection = nil
                 sessionPID.store(0, ordering: .releasing)

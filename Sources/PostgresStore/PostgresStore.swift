@@ -46,7 +46,6 @@ public final class PostgresStore: Store {
         let succeed: @Sendable () -> Void
     }
 
-
     /// The database URL without its password.
     public let displayName: String
     public let configuration: StoreConfiguration
@@ -209,7 +208,8 @@ public final class PostgresStore: Store {
     /// size, whichever instance wrote it, and no write waits for it.
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
         let board = self.board
-        return try await read { reader throws(StoreError) in try reader.changes(of: list, since: version, board: board) }
+        return try await read { reader throws(StoreError) in try reader.changes(of: list, since: version, board: board)
+        }
     }
 
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
@@ -393,7 +393,8 @@ public final class PostgresStore: Store {
             ready(.success(connection.backendPID))
             var loop = PostgresWriterLoop(
                 url: url, connection: connection, configuration: perWriter, writes: writes, feed: feed, board: board,
-                publishOrder: publishOrder, counted: counted, built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
+                publishOrder: publishOrder, counted: counted, built: built, reconnected: { listener.ignoreSender($0) },
+                logger: logger)
             loop.run()
         }
         thread.start()
@@ -421,7 +422,8 @@ public final class PostgresStore: Store {
                     do {
                         let opened = try Connection(url: url)
                         connection = opened
-                        reader = ListReader(db: Database(session: PostgresSession(opened)), configuration: configuration)
+                        reader = ListReader(
+                            db: Database(session: PostgresSession(opened)), configuration: configuration)
                     } catch {
                         openError = StoreError(.storageFailure, "cannot open a reader on \(displayName): \(error)")
                     }
@@ -468,7 +470,8 @@ struct PostgresWriterLoop {
     init(
         url: String, connection: Connection, configuration: StoreConfiguration,
         writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, board: IndexBoard, publishOrder: PublishOrder,
-        counted: @escaping @Sendable (Int) -> Void, built: @escaping @Sendable (Int) -> Void, reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
+        counted: @escaping @Sendable (Int) -> Void, built: @escaping @Sendable (Int) -> Void,
+        reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
         // Other writer sessions and other instances change the same rows: the
         // rank indexes are trusted only at the version they were tagged with and
@@ -663,7 +666,8 @@ struct PostgresWriterLoop {
         guard !wanted.isEmpty else { return (batch, []) }
         var held = Set<Identifier>()
         if let first = batch.first, first.deferrals >= Self.patientDeferrals, !first.lists.isEmpty {
-            try connection.query("SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
+            try connection.query(
+                "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
             held.formUnion(first.lists)
         }
         // The rows of the lists someone else holds; the others are now locked (or missing).
@@ -683,7 +687,8 @@ struct PostgresWriterLoop {
                 try connection.execute("ROLLBACK")
                 try connection.enqueue("BEGIN ISOLATION LEVEL READ COMMITTED", outsideTransaction: true)
             }
-            try connection.query("SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
+            try connection.query(
+                "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
             split = Self.split(batch, blocked: wanted.subtracting(first.lists))
         }
         return split
@@ -768,7 +773,8 @@ struct PostgresWriterLoop {
             if let queuedAt = releaseUnconfirmed, connection.cleanSyncs == queuedAt {
                 // The failure may be the previous write's RELEASE, whose write is
                 // already counted as succeeded: nothing in this batch is kept.
-                broken = PostgresError(.server, message: "a write failed before the previous one was confirmed: \(failure)")
+                broken = PostgresError(
+                    .server, message: "a write failed before the previous one was confirmed: \(failure)")
                 break
             }
             writer.writeRolledBack()
@@ -815,7 +821,8 @@ struct PostgresWriterLoop {
         // Publish before answering, as SQLiteStore does: a cache fed by the
         // feed is never behind a client's own acknowledged write.
         if publishOrder.waitForEarlier(commits) {
-            logger.warning("published commits before an earlier one of this instance (waited \(publishOrder.patience) s)")
+            logger.warning(
+                "published commits before an earlier one of this instance (waited \(publishOrder.patience) s)")
         }
         feed.publish(commits)
         publishOrder.unregister(commits)
@@ -827,4 +834,3 @@ struct PostgresWriterLoop {
 
 @available(*, unavailable)
 extension PostgresWriterLoop: Sendable {}
-

@@ -204,7 +204,9 @@ extension StagedChangeset {
                 slot += 1
             }
             var removed = [Set<Int>](repeating: [], count: sections.count)
-            for path in stage.itemDeleted where path.section < removed.count { removed[path.section].insert(path.element) }
+            for path in stage.itemDeleted where path.section < removed.count {
+                removed[path.section].insert(path.element)
+            }
             for move in stage.itemMoved where move.from.section < removed.count {
                 removed[move.from.section].insert(move.from.element)
             }
@@ -240,7 +242,11 @@ extension StagedChangeset {
                 var weights: [Int] = []
                 weights.reserveCapacity(kept.count + extra.count)
                 for e in 0..<(kept.count + extra.count) {
-                    if let weight = extra[e] { weights.append(weight) } else if let weight = next.next() { weights.append(weight) }
+                    if let weight = extra[e] {
+                        weights.append(weight)
+                    } else if let weight = next.next() {
+                        weights.append(weight)
+                    }
                 }
                 newItems.append(weights)
             }

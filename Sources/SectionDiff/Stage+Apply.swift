@@ -29,7 +29,8 @@ extension Stage {
         var role = [ApplyRole](repeating: .stays, count: before)
         func claim(_ index: Int, _ newRole: ApplyRole, _ field: String, _ entry: Int) throws(SectionDiffError) {
             guard index >= 0 && index < before else {
-                throw failure(field, entry, "section \(index) is out of range: there are \(before) sections before the stage")
+                throw failure(
+                    field, entry, "section \(index) is out of range: there are \(before) sections before the stage")
             }
             guard role[index] == .stays else {
                 throw failure(field, entry, "section \(index) is already \(role[index]) in this stage")
@@ -51,7 +52,8 @@ extension Stage {
         var slots = [ApplySlot](repeating: .open, count: after)
         func place(_ index: Int, _ slot: ApplySlot, _ field: String, _ entry: Int) throws(SectionDiffError) {
             guard index >= 0 && index < after else {
-                throw failure(field, entry, "section \(index) is out of range: there are \(after) sections after the stage")
+                throw failure(
+                    field, entry, "section \(index) is out of range: there are \(after) sections after the stage")
             }
             guard case .open = slots[index] else {
                 throw failure(field, entry, "section position \(index) is already filled in this stage")
@@ -69,14 +71,18 @@ extension Stage {
         let roleNames = ["deleted", "updated", "moved"]
         func claimItem(_ path: ElementPath, _ kind: UInt8, _ field: String, _ entry: Int) throws(SectionDiffError) {
             guard path.section >= 0 && path.section < before else {
-                throw failure(field, entry, "section \(path.section) is out of range: there are \(before) sections before the stage")
+                throw failure(
+                    field, entry,
+                    "section \(path.section) is out of range: there are \(before) sections before the stage")
             }
             guard role[path.section] != .deleted else {
                 throw failure(field, entry, "item \(path) is in a section deleted in the same stage")
             }
             let count = sections[path.section].items.count
             guard path.element >= 0 && path.element < count else {
-                throw failure(field, entry, "item \(path) is out of range: section \(path.section) has \(count) items before the stage")
+                throw failure(
+                    field, entry,
+                    "item \(path) is out of range: section \(path.section) has \(count) items before the stage")
             }
             if let earlier = named.updateValue(kind, forKey: path) {
                 throw failure(field, entry, "item \(path) is already \(roleNames[Int(earlier)]) in this stage")
@@ -158,7 +164,9 @@ extension Stage {
             var end = start
             while end < incoming.count && incoming[end].at.section == section { end += 1 }
             guard section >= 0 && section < after else {
-                throw failure(first.field, first.entry, "section \(section) is out of range: there are \(after) sections after the stage")
+                throw failure(
+                    first.field, first.entry,
+                    "section \(section) is out of range: there are \(after) sections after the stage")
             }
             guard !isInserted[section] else {
                 throw failure(first.field, first.entry, "item \(first.at) is in a section inserted in the same stage")
@@ -167,7 +175,9 @@ extension Stage {
             let count = staying.count + (end - start)
             for index in start..<end where incoming[index].at.element < 0 || incoming[index].at.element >= count {
                 let bad = incoming[index]
-                throw failure(bad.field, bad.entry, "item \(bad.at) is out of range: section \(section) has \(count) items after the stage")
+                throw failure(
+                    bad.field, bad.entry,
+                    "item \(bad.at) is out of range: section \(section) has \(count) items after the stage")
             }
             var items: [Item] = []
             items.reserveCapacity(count)
@@ -179,7 +189,9 @@ extension Stage {
                     items.append(source >= 0 ? itemInserted[source].item : movedItems[-1 - source])
                     next += 1
                     if next < end && incoming[next].at.element == position {
-                        throw failure(incoming[next].field, incoming[next].entry, "item position \(incoming[next].at) is already filled in this stage")
+                        throw failure(
+                            incoming[next].field, incoming[next].entry,
+                            "item position \(incoming[next].at) is already filled in this stage")
                     }
                 } else {
                     items.append(staying[nextStayingItem])

@@ -125,7 +125,8 @@ struct ConnectionStateMachine {
     mutating func headReceived(_ head: RequestHead) -> Action {
         switch state {
         case .idle, .readingHead:
-            let exchange = Exchange(method: head.method, version: head.version, keepAlive: head.keepAlive && !isDraining)
+            let exchange = Exchange(
+                method: head.method, version: head.version, keepAlive: head.keepAlive && !isDraining)
             state = .readingBody(exchange)
             return head.expectsContinue ? .sendContinue : .armTimer(.body)
         default:

@@ -542,7 +542,9 @@ final class EventLoopCore {
                 connection.output.append(response.body)
             }
             if exchange.keepAlive {
-                perform(connection.machine.nextRequest(hasBufferedBytes: connection.parser.hasBufferedBytes), on: connection)
+                perform(
+                    connection.machine.nextRequest(hasBufferedBytes: connection.parser.hasBufferedBytes), on: connection
+                )
             }
         case .writeStreamHead(let exchange):
             guard let response else { return }
@@ -560,7 +562,9 @@ final class EventLoopCore {
             }
             connection.responder = nil
             if exchange.keepAlive {
-                perform(connection.machine.nextRequest(hasBufferedBytes: connection.parser.hasBufferedBytes), on: connection)
+                perform(
+                    connection.machine.nextRequest(hasBufferedBytes: connection.parser.hasBufferedBytes), on: connection
+                )
             }
         case .sendError(let status, let detail):
             timers.cancel(connection.slot)
@@ -571,7 +575,8 @@ final class EventLoopCore {
                     name: "Retry-After", value: String(Int.random(in: context.configuration.retryAfterSeconds)))
             }
             connection.output.append(
-                ResponseSerializer.head(refusal, requestMethod: .get, version: .http1_1, keepAlive: false, date: date()))
+                ResponseSerializer.head(refusal, requestMethod: .get, version: .http1_1, keepAlive: false, date: date())
+            )
             connection.output.append(refusal.body)
         case .linger:
             try? System.shutdown(connection.fd, how: Int32(SHUT_WR))

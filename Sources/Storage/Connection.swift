@@ -465,7 +465,9 @@ public final class Connection {
     /// Done by the committing connection, the next transaction waits for that
     /// copy; done beside it, it does not (WAL lets a checkpoint run beside a
     /// writer).
-    public func handOffCheckpoints(atPages pages: Int, backstopPages: Int, due: @escaping @Sendable () -> Void) throws(SQLiteError) {
+    public func handOffCheckpoints(atPages pages: Int, backstopPages: Int, due: @escaping @Sendable () -> Void)
+        throws(SQLiteError)
+    {
         let db = try database.checkOpen()
         let hook = CheckpointHook(pages: Int32(clamping: pages), backstop: Int32(clamping: backstopPages), due: due)
         checkpointHook = hook

@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Synchronization
 
 /// An exclusive, advisory lock on a file, held until ``release()`` or until the
 /// process ends (the kernel drops it then, even on SIGKILL).

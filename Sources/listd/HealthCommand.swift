@@ -11,7 +11,9 @@ struct HealthCommand: ParsableCommand {
     )
 
     @Option(
-        help: "The server's base URL, as other commands take it, or its /healthz URL (default: http://127.0.0.1:$LISTD_PORT, port 8080 if unset).")
+        help:
+            "The server's base URL, as other commands take it, or its /healthz URL (default: http://127.0.0.1:$LISTD_PORT, port 8080 if unset)."
+    )
     var url: String?
 
     @Option(help: "Seconds to wait for the answer.")

@@ -6,6 +6,8 @@ struct Listd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "listd",
         abstract: "A server for live, sectioned lists.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, HealthCommand.self, WatchCommand.self, VersionCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, HealthCommand.self, WatchCommand.self, VersionCommand.self,
+        ]
     )
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import SchemaMigration
 import Postgres
+import SchemaMigration
 import Storage
 
 /// `listd migrate`: applies pending migrations to a database and exits.
@@ -22,7 +22,10 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "SQLite database file, created if missing (env: LISTD_DB; default: ./listd.sqlite).")
     var db: String?
 
-    @Option(help: "A PostgreSQL database URL, postgres://user@host:port/db, instead of --db; its migrations are those in the migrations folder's postgres/ (env: LISTD_STORE).")
+    @Option(
+        help:
+            "A PostgreSQL database URL, postgres://user@host:port/db, instead of --db; its migrations are those in the migrations folder's postgres/ (env: LISTD_STORE)."
+    )
     var store: String?
 
     @OptionGroup var storage: StorageOptions
@@ -42,7 +45,9 @@ struct MigrateCommand: ParsableCommand {
                 if dryRun {
                     // Read only, and not at all when the file is missing: a dry run changes nothing.
                     guard FileManager.default.fileExists(atPath: path) else {
-                        print("\(path): does not exist; migrate would create it and apply \(migrator.migrations.map(\.identifier))")
+                        print(
+                            "\(path): does not exist; migrate would create it and apply \(migrator.migrations.map(\.identifier))"
+                        )
                         return
                     }
                     // With no log beside it the file is checkpointed and closed: read it as it is,
@@ -71,7 +76,8 @@ struct MigrateCommand: ParsableCommand {
         }
     }
 
-    private func migrate(_ database: some MigrationTarget, _ migrator: Migrator, _ name: String) throws(MigrationError) {
+    private func migrate(_ database: some MigrationTarget, _ migrator: Migrator, _ name: String) throws(MigrationError)
+    {
         if dryRun {
             let pending = try migrator.pending(database)
             print(pending.isEmpty ? "\(name): up to date" : "\(name): pending \(pending.map(\.identifier))")

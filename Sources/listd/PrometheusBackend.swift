@@ -15,7 +15,10 @@ struct PrometheusBackend: MetricsFactory {
     let registry: PrometheusCollectorRegistry
     let families: [String: ServiceMetrics.Family]
 
-    init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(), families: [String: ServiceMetrics.Family] = ServiceMetrics.families) {
+    init(
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
+        families: [String: ServiceMetrics.Family] = ServiceMetrics.families
+    ) {
         self.registry = registry
         self.families = families
     }

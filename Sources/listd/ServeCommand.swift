@@ -5,11 +5,11 @@ import HTTP
 import ListAPI
 import ListStore
 import Logging
-import Server
-import SchemaMigration
 import POSIXIO
 import Postgres
 import PostgresStore
+import SchemaMigration
+import Server
 import Storage
 import Synchronization
 
@@ -201,7 +201,9 @@ struct Settings {
     init(_ options: ServeOptions, _ env: EnvironmentResolver) throws {
         let host = try env.resolve(options.host, "LISTD_HOST", default: "127.0.0.1")
         let port = try env.resolve(options.port, "LISTD_PORT", default: 8080)
-        guard (0...65_535).contains(port) else { throw ValidationError("the port must be from 0 to 65535, got \(port)") }
+        guard (0...65_535).contains(port) else {
+            throw ValidationError("the port must be from 0 to 65535, got \(port)")
+        }
         location = try StoreLocation.resolve(store: options.store, db: options.db, env)
         migrations = try options.storage.migrationsDirectory(env)
         migrate = try !env.resolveFlag(options.noMigrate, "LISTD_NO_MIGRATE")
@@ -268,7 +270,9 @@ struct Settings {
             accessPolicy: AccessPolicy(writeToken: writeToken, readToken: readToken), maxBodyBytes: maxBody)
         var origins = options.corsOrigin
         if origins.isEmpty, let variable = env.environment["LISTD_CORS_ORIGIN"] {
-            origins = variable.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            origins = variable.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
         }
         for origin in origins {
             if let problem = CORSPolicy.validationFailure(origin) { throw ValidationError("--cors-origin: \(problem)") }

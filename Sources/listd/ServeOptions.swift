@@ -14,7 +14,10 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "SQLite database file, created if missing (env: LISTD_DB; default: ./listd.sqlite).")
     var db: String?
 
-    @Option(help: "A PostgreSQL database URL, postgres://user@host:port/db, instead of --db: any number of instances may share it (env: LISTD_STORE).")
+    @Option(
+        help:
+            "A PostgreSQL database URL, postgres://user@host:port/db, instead of --db: any number of instances may share it (env: LISTD_STORE)."
+    )
     var store: String?
 
     @OptionGroup var storage: StorageOptions
@@ -22,13 +25,19 @@ struct ServeOptions: ParsableArguments {
     @Flag(help: "Do not apply pending migrations on start; refuse to start if any are pending (env: LISTD_NO_MIGRATE).")
     var noMigrate = false
 
-    @Option(help: "durable commits: full (fsync on every commit) or normal (may lose the last commits on power loss) (env: LISTD_SYNCHRONOUS; default: full).")
+    @Option(
+        help:
+            "durable commits: full (fsync on every commit) or normal (may lose the last commits on power loss) (env: LISTD_SYNCHRONOUS; default: full)."
+    )
     var synchronous: SynchronousMode?
 
     @Option(help: "Event-loop threads (env: LISTD_EVENT_LOOPS; default: the number of cores).")
     var eventLoops: Int?
 
-    @Option(help: "Most open connections; over it listd answers 503. At most the file-descriptor limit less 64 (env: LISTD_MAX_CONNECTIONS; default: that).")
+    @Option(
+        help:
+            "Most open connections; over it listd answers 503. At most the file-descriptor limit less 64 (env: LISTD_MAX_CONNECTIONS; default: that)."
+    )
     var maxConnections: Int?
 
     @Option(help: "Largest request body in bytes (env: LISTD_MAX_BODY_BYTES; default: 33554432).")
@@ -37,10 +46,14 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Largest model of a section or item in bytes (env: LISTD_MAX_MODEL_BYTES; default: 65536).")
     var maxModelBytes: Int?
 
-    @Option(help: "Most sections and items in one list body (create, PUT) (env: LISTD_MAX_BODY_ELEMENTS; default: 250000).")
+    @Option(
+        help: "Most sections and items in one list body (create, PUT) (env: LISTD_MAX_BODY_ELEMENTS; default: 250000).")
     var maxBodyElements: Int?
 
-    @Option(help: "Bytes of memory for the rank indexes of hot lists, about 10 per item (env: LISTD_HOT_LIST_MEMORY; default: 268435456).")
+    @Option(
+        help:
+            "Bytes of memory for the rank indexes of hot lists, about 10 per item (env: LISTD_HOT_LIST_MEMORY; default: 268435456)."
+    )
     var hotListMemory: Int?
 
     @Option(help: "Versions of history kept per list for change streams (env: LISTD_HISTORY_VERSIONS; default: 10000).")
@@ -49,7 +62,10 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "Oldest history kept, e.g. 7d, 12h; 0 keeps it by count only (env: LISTD_HISTORY_AGE; default: 7d).")
     var historyAge: DurationArgument?
 
-    @Option(help: "Bearer token that may read and write; prefer the variable, since flags show in ps (env: LISTD_WRITE_TOKEN).")
+    @Option(
+        help:
+            "Bearer token that may read and write; prefer the variable, since flags show in ps (env: LISTD_WRITE_TOKEN)."
+    )
     var writeToken: String?
 
     @Option(help: "Bearer token that may only read (env: LISTD_READ_TOKEN).")
@@ -58,10 +74,16 @@ struct ServeOptions: ParsableArguments {
     @Flag(help: "Allow listening on a non-loopback address without a token (env: LISTD_ALLOW_UNAUTHENTICATED).")
     var allowUnauthenticated = false
 
-    @Option(help: "A web origin (https://app.example) whose pages may call listd, or * for any; repeatable (env: LISTD_CORS_ORIGIN, comma-separated; default: none, no CORS headers).")
+    @Option(
+        help:
+            "A web origin (https://app.example) whose pages may call listd, or * for any; repeatable (env: LISTD_CORS_ORIGIN, comma-separated; default: none, no CORS headers)."
+    )
     var corsOrigin: [String] = []
 
-    @Option(help: "How often an idle event stream gets a keep-alive comment, e.g. 15s (env: LISTD_EVENT_HEARTBEAT; default: 15s).")
+    @Option(
+        help:
+            "How often an idle event stream gets a keep-alive comment, e.g. 15s (env: LISTD_EVENT_HEARTBEAT; default: 15s)."
+    )
     var eventHeartbeat: DurationArgument?
 
     @Option(help: "How long a graceful shutdown waits for requests in flight (env: LISTD_DRAIN_TIMEOUT; default: 10s).")
@@ -76,7 +98,10 @@ struct ServeOptions: ParsableArguments {
 
 /// Where the SQL migrations are; shared by `serve` and `migrate`.
 struct StorageOptions: ParsableArguments {
-    @Option(help: "Folder of NNNN_name.sql migrations (env: LISTD_MIGRATIONS; default: ./Migrations, else beside the binary, else ../share/listd/Migrations from it).")
+    @Option(
+        help:
+            "Folder of NNNN_name.sql migrations (env: LISTD_MIGRATIONS; default: ./Migrations, else beside the binary, else ../share/listd/Migrations from it)."
+    )
     var migrations: String?
 
     /// The migrations folder: the flag or variable if given (it must exist),
@@ -97,12 +122,14 @@ struct StorageOptions: ParsableArguments {
         ]
         for candidate in candidates {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), isDirectory.boolValue
+            {
                 return candidate
             }
         }
         throw ValidationError(
-            "no Migrations folder found (looked in \(candidates.map(\.path).joined(separator: ", "))); pass --migrations")
+            "no Migrations folder found (looked in \(candidates.map(\.path).joined(separator: ", "))); pass --migrations"
+        )
     }
 }
 

@@ -43,7 +43,9 @@ struct WatchCommand: AsyncParsableCommand {
     var pollTimeout: Double = 30
 
     func run() async throws {
-        guard !urls.isEmpty else { throw ValidationError("give the list's URL, such as http://127.0.0.1:8080/lists/ID") }
+        guard !urls.isEmpty else {
+            throw ValidationError("give the list's URL, such as http://127.0.0.1:8080/lists/ID")
+        }
         let split = try urls.map(Self.split)
         let list = split[0].1
         if let other = split.first(where: { $0.1 != list }) {
@@ -138,8 +140,10 @@ struct UpdatePrinter: Sendable {
 
     static func text(_ update: FollowUpdate) -> [String] {
         switch update {
-        case .snapshot(let state): return ["snapshot \(state.id) version \(state.version) epoch \(state.epoch)"] + contents(state)
-        case .reset(let state): return ["reset \(state.id) version \(state.version) epoch \(state.epoch)"] + contents(state)
+        case .snapshot(let state):
+            return ["snapshot \(state.id) version \(state.version) epoch \(state.epoch)"] + contents(state)
+        case .reset(let state):
+            return ["reset \(state.id) version \(state.version) epoch \(state.epoch)"] + contents(state)
         case .deleted(let list): return ["deleted \(list)"]
         case .changes(let change):
             var lines = ["changes \(change.state.id) \(change.from) -> \(change.state.version)"]

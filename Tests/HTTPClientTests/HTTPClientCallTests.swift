@@ -47,7 +47,8 @@ import Testing
     }
 
     @Test func aRefusedConnectionIsASystemError() throws {
-        let request = HTTPClientCall.Request(method: .get, host: "127.0.0.1", port: 1, target: "/", timeout: .seconds(2))
+        let request = HTTPClientCall.Request(
+            method: .get, host: "127.0.0.1", port: 1, target: "/", timeout: .seconds(2))
         #expect(throws: SystemError.self) { try HTTPClientCall().perform(request) }
     }
 

@@ -124,11 +124,12 @@ final class ScriptedServer: Sendable {
         while true {
             if let range = pending.firstRange(of: end) {
                 let head = String(decoding: pending[..<range.lowerBound], as: UTF8.self)
-                let length = head.split(separator: "\r\n").compactMap { line -> Int? in
-                    let parts = line.split(separator: ":", maxSplits: 1)
-                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
-                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
-                }.first ?? 0
+                let length =
+                    head.split(separator: "\r\n").compactMap { line -> Int? in
+                        let parts = line.split(separator: ":", maxSplits: 1)
+                        guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                        return Int(parts[1].trimmingCharacters(in: .whitespaces))
+                    }.first ?? 0
                 if pending.count - range.upperBound >= length {
                     pending.removeSubrange(..<(range.upperBound + length))
                     return head.split(separator: " ").first.map(String.init)

@@ -16,7 +16,9 @@ import Testing
         .init(name: "last-chunk followed by a space", raw: chunked("0 \r\n\r\n"), status: 400),
         .init(name: "chunk extension value followed by a space", raw: chunked("1;a=b \r\na\r\n0\r\n\r\n"), status: 400),
         .init(name: "chunk extension name followed by a space", raw: chunked("1;a \r\na\r\n0\r\n\r\n"), status: 400),
-        .init(name: "quoted chunk extension followed by a space", raw: chunked("1;a=\"b\" \r\na\r\n0\r\n\r\n"), status: 400),
+        .init(
+            name: "quoted chunk extension followed by a space", raw: chunked("1;a=\"b\" \r\na\r\n0\r\n\r\n"),
+            status: 400),
         .init(name: "chunk extension without a name", raw: chunked("1; \r\na\r\n0\r\n\r\n"), status: 400),
         .init(name: "chunk extension with an empty value", raw: chunked("1;a=\r\na\r\n0\r\n\r\n"), status: 400),
         // CR and LF only as the line ending.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
-@testable import HTTP
 
+@testable import HTTP
 
 /// A comparable summary of a parsed request.
 struct ParsedRequest: Equatable, CustomStringConvertible {

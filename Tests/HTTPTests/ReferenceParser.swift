@@ -41,7 +41,9 @@ enum ReferenceParser {
             let lines = splitLines(Array(input[index..<(headEnd + 2)]))
             if headEnd + 4 - index > limits.maxHeaderBytes { return (messages, .rejected) }
             index = headEnd + 4
-            guard let (head, contentLength, chunked) = readHead(lines, limits: limits) else { return (messages, .rejected) }
+            guard let (head, contentLength, chunked) = readHead(lines, limits: limits) else {
+                return (messages, .rejected)
+            }
             var message = head
             if chunked {
                 switch readChunked(input, from: &index, limits: limits) {
@@ -59,7 +61,9 @@ enum ReferenceParser {
 
     struct Stop: Error { var end: End }
 
-    private static func readChunked(_ input: [UInt8], from index: inout Int, limits: HTTPLimits) -> Result<[UInt8], Stop> {
+    private static func readChunked(_ input: [UInt8], from index: inout Int, limits: HTTPLimits) -> Result<
+        [UInt8], Stop
+    > {
         var body: [UInt8] = []
         while true {
             guard let lineEnd = find([cr, lf], in: input, from: index) else { return .failure(Stop(end: .incomplete)) }
@@ -76,7 +80,9 @@ enum ReferenceParser {
             if body.count + size > limits.maxBodyBytes { return .failure(Stop(end: .rejected)) }
             guard input.count - index >= size + 2 else { return .failure(Stop(end: .incomplete)) }
             body += input[index..<(index + size)]
-            guard input[index + size] == cr, input[index + size + 1] == lf else { return .failure(Stop(end: .rejected)) }
+            guard input[index + size] == cr, input[index + size + 1] == lf else {
+                return .failure(Stop(end: .rejected))
+            }
             index += size + 2
         }
         var trailerBytes = 0
@@ -145,9 +151,15 @@ enum ReferenceParser {
 
     /// The head, its Content-Length (0 when absent) and whether the body is chunked; nil if rejected.
     private static func readHead(_ lines: [[UInt8]], limits: HTTPLimits) -> (Message, Int, Bool)? {
-        guard let requestLine = lines.first, lines.allSatisfy({ !$0.contains(cr) && !$0.contains(lf) }) else { return nil }
-        let parts = requestLine.split(separator: 32, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-        guard parts.count == 3, methods.contains(parts[0]), parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0" else { return nil }
+        guard let requestLine = lines.first, lines.allSatisfy({ !$0.contains(cr) && !$0.contains(lf) }) else {
+            return nil
+        }
+        let parts = requestLine.split(separator: 32, omittingEmptySubsequences: false).map {
+            String(decoding: $0, as: UTF8.self)
+        }
+        guard parts.count == 3, methods.contains(parts[0]), parts[2] == "HTTP/1.1" || parts[2] == "HTTP/1.0" else {
+            return nil
+        }
         let (method, target, version) = (parts[0], Array(parts[1].utf8), parts[2])
         guard target.count <= limits.maxRequestTargetBytes else { return nil }
         if target == Array("*".utf8) {
@@ -155,7 +167,8 @@ enum ReferenceParser {
         } else {
             guard target.first == UInt8(ascii: "/"), target.allSatisfy({ targetChars.contains($0) }) else { return nil }
             for (offset, byte) in target.enumerated() where byte == UInt8(ascii: "%") {
-                guard offset + 2 < target.count, hexDigits.contains(target[offset + 1]), hexDigits.contains(target[offset + 2])
+                guard offset + 2 < target.count, hexDigits.contains(target[offset + 1]),
+                    hexDigits.contains(target[offset + 2])
                 else { return nil }
             }
         }
@@ -167,7 +180,8 @@ enum ReferenceParser {
         guard headers.count <= limits.maxHeaderFields else { return nil }
         func values(_ name: String) -> [String] { headers.filter { $0[0].lowercased() == name }.map { $0[1] } }
         func elements(_ name: String) -> [String] {
-            values(name).flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map(\.trimmingSpacesAndTabs)
+            values(name).flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }.map(
+                \.trimmingSpacesAndTabs)
         }
         let hosts = values("host")
         guard hosts.count <= 1, version == "HTTP/1.0" || hosts.count == 1,
@@ -186,7 +200,9 @@ enum ReferenceParser {
             let codings = elements("transfer-encoding").filter { !$0.isEmpty }.map { $0.lowercased() }
             guard codings == ["chunked"], values("content-length").isEmpty, version == "HTTP/1.1" else { return nil }
         }
-        guard elements("expect").filter({ !$0.isEmpty }).allSatisfy({ $0.lowercased() == "100-continue" }) else { return nil }
+        guard elements("expect").filter({ !$0.isEmpty }).allSatisfy({ $0.lowercased() == "100-continue" }) else {
+            return nil
+        }
         let options = Set(elements("connection").map { $0.lowercased() })
         let keepAlive = !options.contains("close") && (version == "HTTP/1.1" || options.contains("keep-alive"))
         let message = Message(

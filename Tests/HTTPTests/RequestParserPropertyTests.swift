@@ -1,5 +1,6 @@
-import Testing
 import ListdTestSupport
+import Testing
+
 @testable import HTTP
 
 /// A random valid request: its bytes on the wire and what the parser must make of them.
@@ -16,7 +17,8 @@ struct RequestGenerator {
 
     private static let pathChars = Array("abcxyzABCXYZ0189-._~!$&'()*+,;=:@".utf8)
     private static let queryChars = pathChars + Array("/?".utf8)
-    private static let nameChars = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~".utf8)
+    private static let nameChars = Array(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&'*+-.^_`|~".utf8)
     private static let valueChars = Array(" !\"#abcXYZ019:;,=/\\{}~".utf8) + [0x80, 0xC3, 0xA9, 0xFF]
     private static let hex = Array("0123456789abcdef".utf8)
 
@@ -69,7 +71,9 @@ struct RequestGenerator {
             fields.append((name, fieldValue()))
         }
         if isHTTP11 || chance(30) {
-            fields.insert((randomCase("host"), pick(["example.com", "localhost:8080", "[::1]:80", ""])), at: int(0...fields.count))
+            fields.insert(
+                (randomCase("host"), pick(["example.com", "localhost:8080", "[::1]:80", ""])), at: int(0...fields.count)
+            )
         }
         var closes = false
         var asksKeepAlive = false
@@ -90,7 +94,8 @@ struct RequestGenerator {
             framedBody = body
             sendsBody = !body.isEmpty
         case 2:
-            fields.insert((randomCase("transfer-encoding"), chance(80) ? "chunked" : ", chunked"), at: int(0...fields.count))
+            fields.insert(
+                (randomCase("transfer-encoding"), chance(80) ? "chunked" : ", chunked"), at: int(0...fields.count))
             framedBody = chunked(body)
             sendsBody = true
         default:
@@ -107,8 +112,10 @@ struct RequestGenerator {
         text += "\r\n"
         let head = RequestHead(
             method: HTTPMethod(rawValue: method), target: target, version: isHTTP11 ? .http1_1 : .http1_0,
-            headers: HTTPHeaders(fields), keepAlive: !closes && (isHTTP11 || asksKeepAlive), expectsContinue: expectsContinue)
-        return GeneratedRequest(bytes: Array(text.utf8) + framedBody, expected: ParsedRequest(head, body: framing == 0 ? [] : body))
+            headers: HTTPHeaders(fields), keepAlive: !closes && (isHTTP11 || asksKeepAlive),
+            expectsContinue: expectsContinue)
+        return GeneratedRequest(
+            bytes: Array(text.utf8) + framedBody, expected: ParsedRequest(head, body: framing == 0 ? [] : body))
     }
 
     mutating func chunked(_ body: [UInt8]) -> [UInt8] {
@@ -190,7 +197,9 @@ struct RequestGenerator {
             let whole = parse([bytes])
             let pieces = generator.split(bytes)
             let split = parse(pieces)
-            #expect(requests(in: whole) == expected, "seed \(seed), case \(number): \(String(decoding: bytes, as: UTF8.self))")
+            #expect(
+                requests(in: whole) == expected,
+                "seed \(seed), case \(number): \(String(decoding: bytes, as: UTF8.self))")
             #expect(split == whole, "seed \(seed), case \(number), pieces \(pieces.map(\.count))")
             #expect(whole.count == expected.count * 2)
             if requests(in: whole) != expected || split != whole { return }
@@ -211,7 +220,8 @@ struct RequestGenerator {
             let reference = ReferenceParser.parse(bytes, limits: limits)
             let accepted = requests(in: whole).map {
                 ReferenceParser.Message(
-                    method: $0.method, target: $0.target, version: $0.version, headers: $0.headers, keepAlive: $0.keepAlive,
+                    method: $0.method, target: $0.target, version: $0.version, headers: $0.headers,
+                    keepAlive: $0.keepAlive,
                     body: $0.body)
             }
             let context = "seed \(seed), case \(number): \(bytes)"

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTP
 
 /// One row of a parser table: a raw request and the status it must be refused with.
@@ -49,10 +50,12 @@ private let host = "Host: example.com\r\n"
         .init(name: "control character in target", raw: "GET /a\u{1}b HTTP/1.1\r\n\(host)\r\n", status: 400),
         .init(name: "non-ASCII target", raw: "GET /é HTTP/1.1\r\n\(host)\r\n", status: 400),
         .init(
-            name: "target over the limit", raw: "GET /\(String(repeating: "a", count: 8 * 1024)) HTTP/1.1\r\n\(host)\r\n",
+            name: "target over the limit",
+            raw: "GET /\(String(repeating: "a", count: 8 * 1024)) HTTP/1.1\r\n\(host)\r\n",
             status: 414),
         .init(
-            name: "target over the limit before its line ends", raw: "GET /\(String(repeating: "a", count: 8 * 1024 + 20))",
+            name: "target over the limit before its line ends",
+            raw: "GET /\(String(repeating: "a", count: 8 * 1024 + 20))",
             status: 414),
         // Header fields
         .init(name: "obs-fold", raw: "GET / HTTP/1.1\r\n\(host)X: a\r\n b\r\n\r\n", status: 400),
@@ -71,11 +74,13 @@ private let host = "Host: example.com\r\n"
         .init(name: "two Host fields on HTTP/1.0", raw: "GET / HTTP/1.0\r\n\(host)\(host)\r\n", status: 400),
         .init(name: "invalid Host", raw: "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", status: 400),
         .init(
-            name: "too many fields", raw: "GET / HTTP/1.1\r\n\(host)" + String(repeating: "X: y\r\n", count: 100) + "\r\n",
+            name: "too many fields",
+            raw: "GET / HTTP/1.1\r\n\(host)" + String(repeating: "X: y\r\n", count: 100) + "\r\n",
             status: 431),
         .init(
             name: "head over the byte limit",
-            raw: "GET / HTTP/1.1\r\n\(host)" + String(repeating: "X-Long: \(String(repeating: "v", count: 1000))\r\n", count: 17)
+            raw: "GET / HTTP/1.1\r\n\(host)"
+                + String(repeating: "X-Long: \(String(repeating: "v", count: 1000))\r\n", count: 17)
                 + "\r\n",
             status: 431),
         .init(
@@ -84,38 +89,64 @@ private let host = "Host: example.com\r\n"
         // Framing
         .init(
             name: "Content-Length with Transfer-Encoding",
-            raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", status: 400),
+            raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            status: 400),
         .init(
             name: "differing Content-Length fields",
             raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", status: 400),
-        .init(name: "differing Content-Length list", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 4\r\n\r\nabcd", status: 400),
-        .init(name: "negative Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: -1\r\n\r\n", status: 400),
+        .init(
+            name: "differing Content-Length list", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3, 4\r\n\r\nabcd",
+            status: 400),
+        .init(
+            name: "negative Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: -1\r\n\r\n", status: 400),
         .init(name: "signed Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: +1\r\n\r\na", status: 400),
-        .init(name: "non-numeric Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 1a\r\n\r\n", status: 400),
+        .init(
+            name: "non-numeric Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 1a\r\n\r\n", status: 400
+        ),
         .init(name: "hex Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 0x10\r\n\r\n", status: 400),
         .init(name: "empty Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length:\r\n\r\n", status: 400),
         .init(
-            name: "overflowing Content-Length", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999\r\n\r\n",
+            name: "overflowing Content-Length",
+            raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999\r\n\r\n",
             status: 400),
-        .init(name: "Content-Length over the body limit", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 8388609\r\n\r\n", status: 413),
         .init(
-            name: "unknown transfer coding", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n", status: 501),
-        .init(name: "chunked not last", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, gzip\r\n\r\n", status: 400),
-        .init(name: "chunked twice", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, chunked\r\n\r\n", status: 400),
+            name: "Content-Length over the body limit",
+            raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 8388609\r\n\r\n", status: 413),
+        .init(
+            name: "unknown transfer coding", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: gzip, chunked\r\n\r\n",
+            status: 501),
+        .init(
+            name: "chunked not last", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, gzip\r\n\r\n",
+            status: 400),
+        .init(
+            name: "chunked twice", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked, chunked\r\n\r\n",
+            status: 400),
         .init(
             name: "chunked twice in two fields",
-            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", status: 400),
-        .init(name: "empty Transfer-Encoding", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding:\r\n\r\n", status: 400),
-        .init(
-            name: "Transfer-Encoding on HTTP/1.0", raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
             status: 400),
-        .init(name: "unknown expectation", raw: "POST / HTTP/1.1\r\n\(host)Expect: 200-ok\r\nContent-Length: 1\r\n\r\na", status: 417),
-        // Chunked bodies
-        .init(name: "non-hex chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\nxyz\r\n", status: 400),
-        .init(name: "empty chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n\r\n", status: 400),
-        .init(name: "negative chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n-1\r\n", status: 400),
         .init(
-            name: "space before chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n 1\r\na\r\n0\r\n\r\n",
+            name: "empty Transfer-Encoding", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding:\r\n\r\n", status: 400),
+        .init(
+            name: "Transfer-Encoding on HTTP/1.0",
+            raw: "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            status: 400),
+        .init(
+            name: "unknown expectation", raw: "POST / HTTP/1.1\r\n\(host)Expect: 200-ok\r\nContent-Length: 1\r\n\r\na",
+            status: 417),
+        // Chunked bodies
+        .init(
+            name: "non-hex chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\nxyz\r\n",
+            status: 400),
+        .init(
+            name: "empty chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n\r\n",
+            status: 400),
+        .init(
+            name: "negative chunk size", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n-1\r\n",
+            status: 400),
+        .init(
+            name: "space before chunk size",
+            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n 1\r\na\r\n0\r\n\r\n",
             status: 400),
         .init(
             name: "overflowing chunk size",
@@ -134,7 +165,8 @@ private let host = "Host: example.com\r\n"
             raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n1;a=\"x\r\na\r\n0\r\n\r\n", status: 400),
         .init(
             name: "chunk extensions over the line limit",
-            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n1;\(String(repeating: "a", count: 1100))\r\n",
+            raw:
+                "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n1;\(String(repeating: "a", count: 1100))\r\n",
             status: 400),
         .init(
             name: "chunk-size line over the limit before it ends",
@@ -145,14 +177,16 @@ private let host = "Host: example.com\r\n"
             raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n800001\r\n", status: 413),
         .init(
             name: "chunked body over the limit in total",
-            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n40\r\n\(String(repeating: "a", count: 0x40))\r\n41\r\n",
+            raw:
+                "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n40\r\n\(String(repeating: "a", count: 0x40))\r\n41\r\n",
             status: 413, limits: HTTPLimits(maxBodyBytes: 128)),
         .init(
             name: "obs-fold in a trailer",
             raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n0\r\nX: a\r\n b\r\n\r\n", status: 400),
         .init(
             name: "trailer section over the limit",
-            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n0\r\nX: \(String(repeating: "v", count: 16 * 1024))\r\n\r\n",
+            raw:
+                "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n0\r\nX: \(String(repeating: "v", count: 16 * 1024))\r\n\r\n",
             status: 431),
     ]
 
@@ -175,22 +209,32 @@ private let host = "Host: example.com\r\n"
         .init(name: "simple GET", raw: "GET / HTTP/1.1\r\n\(host)\r\n"),
         .init(name: "HTTP/1.0 without Host", raw: "GET /x HTTP/1.0\r\n\r\n"),
         .init(name: "OPTIONS *", raw: "OPTIONS * HTTP/1.1\r\n\(host)\r\n"),
-        .init(name: "every method", raw: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].map {
-            "\($0) / HTTP/1.1\r\n\(host)Content-Length: 0\r\n\r\n"
-        }.joined()),
+        .init(
+            name: "every method",
+            raw: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].map {
+                "\($0) / HTTP/1.1\r\n\(host)Content-Length: 0\r\n\r\n"
+            }.joined()),
         .init(name: "empty lines before the request line", raw: "\r\n\r\nGET / HTTP/1.1\r\n\(host)\r\n"),
-        .init(name: "identical Content-Length fields", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc"),
+        .init(
+            name: "identical Content-Length fields",
+            raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3\r\nContent-Length: 3\r\n\r\nabc"),
         .init(name: "identical Content-Length list", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 3 , 3\r\n\r\nabc"),
-        .init(name: "Content-Length with leading zeros", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 003\r\n\r\nabc"),
+        .init(
+            name: "Content-Length with leading zeros", raw: "POST / HTTP/1.1\r\n\(host)Content-Length: 003\r\n\r\nabc"),
         .init(name: "obs-text in a field value", raw: "GET / HTTP/1.1\r\n\(host)X: caf\u{e9}\r\n\r\n"),
         .init(name: "empty field value", raw: "GET / HTTP/1.1\r\n\(host)X:\r\n\r\n"),
         .init(name: "empty Host on HTTP/1.1", raw: "GET / HTTP/1.1\r\nHost:\r\n\r\n"),
         .init(name: "IPv6 Host", raw: "GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n"),
-        .init(name: "chunked in upper case", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n"),
+        .init(
+            name: "chunked in upper case", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n"),
         .init(
             name: "chunk extensions",
-            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n3 ; a=b;c ;d=\"x;\\\"y\"\r\nabc\r\n0;z\r\n\r\n"),
-        .init(name: "trailers", raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-Sum: 1\r\nY: 2\r\n\r\n"),
+            raw:
+                "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n3 ; a=b;c ;d=\"x;\\\"y\"\r\nabc\r\n0;z\r\n\r\n"
+        ),
+        .init(
+            name: "trailers",
+            raw: "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nX-Sum: 1\r\nY: 2\r\n\r\n"),
         .init(name: "percent-escapes and query", raw: "GET /a%20b/c?x=1&y=%2F HTTP/1.1\r\n\(host)\r\n"),
     ]
 
@@ -204,16 +248,21 @@ private let host = "Host: example.com\r\n"
     }
 
     @Test func parsesARequestWithItsParts() throws {
-        let events = parse("POST /lists/a%20b?x=1&y=2 HTTP/1.1\r\nHost: h\r\nX-Thing:  v  \r\nContent-Length: 5\r\n\r\nhello")
+        let events = parse(
+            "POST /lists/a%20b?x=1&y=2 HTTP/1.1\r\nHost: h\r\nX-Thing:  v  \r\nContent-Length: 5\r\n\r\nhello")
         #expect(events.count == 2)
         guard case .head(let head) = events.first else {
             Issue.record("expected a head first, got \(events)")
             return
         }
         let request = try #require(requests(in: events).first)
-        #expect(head == ParsedRequest(
-            RequestHead(method: .post, target: "/lists/a%20b?x=1&y=2", headers: ["Host": "h", "X-Thing": "v", "Content-Length": "5"]),
-            body: []))
+        #expect(
+            head
+                == ParsedRequest(
+                    RequestHead(
+                        method: .post, target: "/lists/a%20b?x=1&y=2",
+                        headers: ["Host": "h", "X-Thing": "v", "Content-Length": "5"]),
+                    body: []))
         #expect(request.method == "POST")
         #expect(request.target == "/lists/a%20b?x=1&y=2")
         #expect(request.path == "/lists/a%20b")
@@ -226,7 +275,8 @@ private let host = "Host: example.com\r\n"
     }
 
     @Test func decodesChunkedBodiesAndDiscardsTrailers() throws {
-        let raw = "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA;x=y\r\n, world!!!\r\n0\r\nX-T: 1\r\n\r\n"
+        let raw =
+            "POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\nA;x=y\r\n, world!!!\r\n0\r\nX-T: 1\r\n\r\n"
         let request = try #require(requests(in: parse(raw)).first)
         #expect(request.body == Array("hello, world!!!".utf8))
         #expect(!request.headers.contains { $0[0] == "X-T" })
@@ -265,17 +315,21 @@ private let host = "Host: example.com\r\n"
     @Test func expectContinueIsIgnoredWithoutABodyOrOnHTTP10() throws {
         let noBody = try #require(requests(in: parse("GET / HTTP/1.1\r\n\(host)Expect: 100-continue\r\n\r\n")).first)
         #expect(!noBody.expectsContinue)
-        let old = try #require(requests(in: parse("PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\na")).first)
+        let old = try #require(
+            requests(in: parse("PUT / HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\na")).first)
         #expect(!old.expectsContinue)
     }
 
     @Test func expectContinueOverTheBodyLimitFailsInsteadOfAHead() {
-        let events = parse("PUT / HTTP/1.1\r\n\(host)Expect: 100-continue\r\nContent-Length: 11\r\n\r\n", limits: HTTPLimits(maxBodyBytes: 10))
+        let events = parse(
+            "PUT / HTTP/1.1\r\n\(host)Expect: 100-continue\r\nContent-Length: 11\r\n\r\n",
+            limits: HTTPLimits(maxBodyBytes: 10))
         #expect(events == [.failure(413)])
     }
 
     @Test func parsesPipelinedRequestsInOrder() {
-        let raw = "GET /1 HTTP/1.1\r\n\(host)\r\nPOST /2 HTTP/1.1\r\n\(host)Content-Length: 2\r\n\r\nhiGET /3 HTTP/1.1\r\n\(host)\r\n"
+        let raw =
+            "GET /1 HTTP/1.1\r\n\(host)\r\nPOST /2 HTTP/1.1\r\n\(host)Content-Length: 2\r\n\r\nhiGET /3 HTTP/1.1\r\n\(host)\r\n"
         let events = parse(raw)
         #expect(requests(in: events).map(\.target) == ["/1", "/2", "/3"])
         #expect(events.count == 6)
@@ -315,7 +369,8 @@ private let host = "Host: example.com\r\n"
         #expect(parser.isIdle)
         parser.releaseMemoryIfIdle()
         parser.append(Array("GET /again HTTP/1.1\r\n\(host)\r\n".utf8))
-        #expect(requests(in: [parser.next(), parser.next()].compactMap { $0.map(summary) }).map(\.target) == ["/again"])
+        #expect(
+            requests(in: [parser.next(), parser.next()].compactMap { $0.map(summary) }).map(\.target) == ["/again"])
     }
 
     @Test func acceptsAppendsFromRawBuffers() {
@@ -332,15 +387,24 @@ private let host = "Host: example.com\r\n"
 
     @Test func bodyLimitAllowsExactlyTheLimit() {
         let limits = HTTPLimits(maxBodyBytes: 4)
-        #expect(failureStatus(in: parse("PUT / HTTP/1.1\r\n\(host)Content-Length: 4\r\n\r\nabcd", limits: limits)) == nil)
-        #expect(failureStatus(in: parse("PUT / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n", limits: limits)) == nil)
-        #expect(failureStatus(in: parse("PUT / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n3\r\n", limits: limits)) == 413)
+        #expect(
+            failureStatus(in: parse("PUT / HTTP/1.1\r\n\(host)Content-Length: 4\r\n\r\nabcd", limits: limits)) == nil)
+        #expect(
+            failureStatus(
+                in: parse(
+                    "PUT / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n",
+                    limits: limits)) == nil)
+        #expect(
+            failureStatus(
+                in: parse("PUT / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n2\r\nab\r\n3\r\n", limits: limits)
+            ) == 413)
     }
 
     @Test func headLimitsCountExactly() {
         let limits = HTTPLimits(maxHeaderFields: 3)
         #expect(failureStatus(in: parse("GET / HTTP/1.1\r\n\(host)A: 1\r\nB: 2\r\n\r\n", limits: limits)) == nil)
-        #expect(failureStatus(in: parse("GET / HTTP/1.1\r\n\(host)A: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: limits)) == 431)
+        #expect(
+            failureStatus(in: parse("GET / HTTP/1.1\r\n\(host)A: 1\r\nB: 2\r\nC: 3\r\n\r\n", limits: limits)) == 431)
         let head = "GET / HTTP/1.1\r\n\(host)\r\n"
         #expect(failureStatus(in: parse(head, limits: HTTPLimits(maxHeaderBytes: head.utf8.count))) == nil)
         #expect(failureStatus(in: parse(head, limits: HTTPLimits(maxHeaderBytes: head.utf8.count - 1))) == 431)

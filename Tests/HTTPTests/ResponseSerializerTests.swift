@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTP
 
 @Suite struct ResponseSerializerTests {
@@ -8,15 +9,19 @@ import Testing
 
     @Test func writesStatusLineFramingDateAndServer() {
         let response = Response(status: .ok, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
-        let head = text(ResponseSerializer.head(response, requestMethod: .get, version: .http1_1, keepAlive: true, date: date))
+        let head = text(
+            ResponseSerializer.head(response, requestMethod: .get, version: .http1_1, keepAlive: true, date: date))
         #expect(
-            head == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: \(date)\r\nServer: listd\r\nContent-Length: 2\r\n\r\n")
+            head
+                == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: \(date)\r\nServer: listd\r\nContent-Length: 2\r\n\r\n"
+        )
     }
 
     @Test func headAnswersWithGETsLengthAndNoBody() {
         let response = Response(body: Array("hello".utf8))
         let get = ResponseSerializer.head(response, requestMethod: .get, version: .http1_1, keepAlive: true, date: date)
-        let head = ResponseSerializer.head(response, requestMethod: .head, version: .http1_1, keepAlive: true, date: date)
+        let head = ResponseSerializer.head(
+            response, requestMethod: .head, version: .http1_1, keepAlive: true, date: date)
         #expect(get == head)
         #expect(text(head).contains("Content-Length: 5\r\n"))
         #expect(!ResponseSerializer.hasBody(status: .ok, requestMethod: .head))
@@ -25,7 +30,9 @@ import Testing
 
     @Test(arguments: [HTTPStatus.continue, .noContent, .notModified])
     func statusesWithoutBodiesHaveNoFraming(_ status: HTTPStatus) {
-        let head = text(ResponseSerializer.head(Response(status: status), requestMethod: .get, version: .http1_1, keepAlive: true, date: date))
+        let head = text(
+            ResponseSerializer.head(
+                Response(status: status), requestMethod: .get, version: .http1_1, keepAlive: true, date: date))
         #expect(!head.contains("Content-Length"))
         #expect(!head.contains("Transfer-Encoding"))
         #expect(head.hasPrefix("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n"))
@@ -34,7 +41,9 @@ import Testing
 
     @Test func connectionHandlingFollowsTheVersion() {
         func head(_ version: HTTPVersion, _ keepAlive: Bool) -> String {
-            text(ResponseSerializer.head(Response(), requestMethod: .get, version: version, keepAlive: keepAlive, date: date))
+            text(
+                ResponseSerializer.head(
+                    Response(), requestMethod: .get, version: version, keepAlive: keepAlive, date: date))
         }
         #expect(!head(.http1_1, true).contains("Connection"))
         #expect(head(.http1_1, false).contains("Connection: close\r\n"))
@@ -44,7 +53,8 @@ import Testing
 
     @Test func chunkedStreamsWithChunksAndALastChunk() {
         let head = text(
-            ResponseSerializer.head(Response(), requestMethod: .get, version: .http1_1, keepAlive: true, chunked: true, date: date))
+            ResponseSerializer.head(
+                Response(), requestMethod: .get, version: .http1_1, keepAlive: true, chunked: true, date: date))
         #expect(head.contains("Transfer-Encoding: chunked\r\n"))
         #expect(!head.contains("Content-Length"))
         #expect(text(ResponseSerializer.chunk(Array("hello".utf8))) == "5\r\nhello\r\n")
@@ -58,7 +68,8 @@ import Testing
 
     @Test func chunkedOnHTTP10ClosesInstead() {
         let head = text(
-            ResponseSerializer.head(Response(), requestMethod: .get, version: .http1_0, keepAlive: true, chunked: true, date: date))
+            ResponseSerializer.head(
+                Response(), requestMethod: .get, version: .http1_0, keepAlive: true, chunked: true, date: date))
         #expect(!head.contains("Transfer-Encoding"))
         #expect(!head.contains("Content-Length"))
         #expect(head.contains("Connection: close\r\n"))
@@ -71,13 +82,17 @@ import Testing
                 "Server": "other", "X-Echo": "a\r\nSet-Cookie: evil", "Bad Name": "x",
             ],
             body: Array("abc".utf8))
-        let head = text(ResponseSerializer.head(response, requestMethod: .post, version: .http1_1, keepAlive: true, date: date))
+        let head = text(
+            ResponseSerializer.head(response, requestMethod: .post, version: .http1_1, keepAlive: true, date: date))
         #expect(
-            head == "HTTP/1.1 200 OK\r\nDate: mine\r\nServer: other\r\nX-Echo: a  Set-Cookie: evil\r\nContent-Length: 3\r\n\r\n")
+            head
+                == "HTTP/1.1 200 OK\r\nDate: mine\r\nServer: other\r\nX-Echo: a  Set-Cookie: evil\r\nContent-Length: 3\r\n\r\n"
+        )
     }
 
     @Test func headIsWellFormedLines() throws {
-        let head = ResponseSerializer.head(Response(body: Array("xyz".utf8)), requestMethod: .get, version: .http1_1, keepAlive: false, date: date)
+        let head = ResponseSerializer.head(
+            Response(body: Array("xyz".utf8)), requestMethod: .get, version: .http1_1, keepAlive: false, date: date)
         let lines = text(head).components(separatedBy: "\r\n")
         #expect(lines.first == "HTTP/1.1 200 OK")
         #expect(lines.suffix(2) == ["", ""])

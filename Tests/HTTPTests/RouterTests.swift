@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTP
 
 @Suite struct RouterTests {
@@ -44,7 +45,9 @@ import Testing
         #expect(found.1["list"] == "a/items/b")
     }
 
-    @Test(arguments: ["/lists/%zz", "/lists/%4", "/lists/%FF%FE", "/lists/", "/lists//items/x", "/nope", "", "lists", "/lists/a/"])
+    @Test(arguments: [
+        "/lists/%zz", "/lists/%4", "/lists/%FF%FE", "/lists/", "/lists//items/x", "/nope", "", "lists", "/lists/a/",
+    ])
     func unmatchablePathsAreNotFound(_ path: String) {
         guard case .notFound = router().match(method: .get, path: path) else {
             Issue.record("\(path) should not match")
@@ -104,7 +107,8 @@ import Testing
         #expect(
             request.queryItems == [
                 QueryItem(name: "q", value: "café au lait"), QueryItem(name: "flag", value: ""),
-                QueryItem(name: "x", value: "%zz"), QueryItem(name: "q", value: "2"), QueryItem(name: "empty", value: ""),
+                QueryItem(name: "x", value: "%zz"), QueryItem(name: "q", value: "2"),
+                QueryItem(name: "empty", value: ""),
             ])
         #expect(request.queryValue("q") == "café au lait")
         #expect(request.queryValue("none") == nil)

@@ -1,5 +1,5 @@
-import Testing
 import ListdTestSupport
+import Testing
 
 @testable import JSON
 

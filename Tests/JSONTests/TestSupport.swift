@@ -2,7 +2,6 @@ import Testing
 
 @testable import JSON
 
-
 enum TestSettings {
     /// `LISTD_LONG_TESTS=1` runs the property tests with many more cases.
     static let long = ProcessInfoLite.environment("LISTD_LONG_TESTS") == "1"

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ListAPI
 
 @Suite struct AccessPolicyTests {
@@ -23,7 +24,9 @@ import Testing
         }
     }
 
-    @Test(arguments: [nil, "", "Bearer", "Bearer ", "Basic w-secret", "Bearer w-secre", "Bearer w-secrets", "Bearer W-SECRET"])
+    @Test(arguments: [
+        nil, "", "Bearer", "Bearer ", "Basic w-secret", "Bearer w-secre", "Bearer w-secrets", "Bearer W-SECRET",
+    ])
     func missingOrWrongCredentialsAreUnauthenticated(_ header: String?) {
         guard case .unauthenticated = policy.decide(authorization: header, access: .read) else {
             Issue.record("\(String(describing: header)) must be refused")
@@ -37,7 +40,8 @@ import Testing
         #expect(!AccessPolicy.constantTimeEquals(Array("ab".utf8), Array("abc".utf8)))
         #expect(!AccessPolicy.constantTimeEquals([], Array("abc".utf8)))
         // A presented token that is 256 bytes longer must not wrap the length check.
-        #expect(!AccessPolicy.constantTimeEquals(Array("abc".utf8) + [UInt8](repeating: 0, count: 256), Array("abc".utf8)))
+        #expect(
+            !AccessPolicy.constantTimeEquals(Array("abc".utf8) + [UInt8](repeating: 0, count: 256), Array("abc".utf8)))
     }
 
     @Test func tokensAreNeverRendered() {

@@ -50,11 +50,15 @@ import Testing
     }
 
     @Test func resetsDeletionsAndManyLists() {
-        var machine = EventStreamMachine(cursors: [list: .init(epoch: "e", version: 3), other: .init(epoch: "f", version: 1)])
+        var machine = EventStreamMachine(cursors: [
+            list: .init(epoch: "e", version: 3), other: .init(epoch: "f", version: 1),
+        ])
         machine.begin(behind: [list, other])
         let r7 = machine.flushed()
         #expect(r7 == .compute([list, other]))
-        let (events, _) = machine.computed([(list, .answer(answer(from: 3, to: 9, epoch: "g", reset: true))), (other, .deleted)])
+        let (events, _) = machine.computed([
+            (list, .answer(answer(from: 3, to: 9, epoch: "g", reset: true))), (other, .deleted),
+        ])
         #expect(events.map(\.kind) == [.reset, .deleted])
         #expect(events.map(\.id) == ["l:g:9,m:f:1", "l:g:9,m:f:1"])
         #expect(String(decoding: events[1].data, as: UTF8.self) == #"{"list":"m","deleted":true}"#)

@@ -39,11 +39,13 @@ final class InProcessService: Sendable {
         configuration.migrationsDirectory = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Migrations", isDirectory: true)
-        let store = try await SQLiteStore(path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        let store = try await SQLiteStore(
+            path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
         try await prepare(store)
         let gated = GatedStore(store)
         let service = ListService(
-            store: gated, configuration: {
+            store: gated,
+            configuration: {
                 var configuration = ServiceConfiguration(timeoutTick: tick)
                 configuration.cors = cors
                 return configuration
@@ -79,7 +81,9 @@ final class InProcessService: Sendable {
     }
 
     /// Sends one request and waits for its answer, which must have `status`.
-    func json(_ method: HTTPMethod, _ target: String, json body: String? = nil, status: Int = 200) async throws -> JSONValue {
+    func json(_ method: HTTPMethod, _ target: String, json body: String? = nil, status: Int = 200) async throws
+        -> JSONValue
+    {
         let response = try await send(method, target, json: body).response()
         let text = String(decoding: response.body, as: UTF8.self)
         #expect(response.status.code == status, "\(method) \(target): \(text)")

@@ -45,10 +45,13 @@ import Testing
     }
 
     @Test func idsAndModelsAreHeldToTheStoresRules() throws {
-        let badID = try JSONValue(parsing: Array(#"{"ops":[{"op":"insertItem","section":"s","item":{"id":"a b"}}]}"#.utf8))
+        let badID = try JSONValue(
+            parsing: Array(#"{"ops":[{"op":"insertItem","section":"s","item":{"id":"a b"}}]}"#.utf8))
         let idError = #expect(throws: Problem.self) { try decoder.operations(badID) }
         #expect(idError?.slug == "invalid-id")
-        #expect(idError?.detail.hasPrefix("op 0 (insertItem).item: \"id\" \"a b\" is invalid") == true, "\(idError?.detail ?? "")")
+        #expect(
+            idError?.detail.hasPrefix("op 0 (insertItem).item: \"id\" \"a b\" is invalid") == true,
+            "\(idError?.detail ?? "")")
 
         var deep: JSONValue = 1
         for _ in 0..<70 { deep = .array([deep]) }

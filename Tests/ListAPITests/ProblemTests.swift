@@ -1,6 +1,7 @@
-import Testing
 import HTTP
 import JSON
+import Testing
+
 @testable import ListAPI
 
 @Suite struct ProblemTests {
@@ -17,7 +18,10 @@ import JSON
         #expect(response.status.code == 400)
         #expect(response.headers["Content-Type"] == "application/problem+json")
         let text = String(decoding: response.body, as: UTF8.self)
-        #expect(text == #"{"type":"https://listd.dev/problems/invalid-request","title":"Bad","status":400,"detail":"field \"a\"\nline two"}"# + "\n")
+        #expect(
+            text
+                == #"{"type":"https://listd.dev/problems/invalid-request","title":"Bad","status":400,"detail":"field \"a\"\nline two"}"#
+                + "\n")
     }
 
     @Test func headersTravelWithTheProblem() {

@@ -29,8 +29,10 @@ import Testing
         let backend = TestMetrics()
         let metrics = ServiceMetrics(factory: backend)
         let list = try #require(Identifier("a"))
-        metrics.served(EncodedChangeAnswer(list: list, epoch: "e", from: 3, to: 7, reset: false, stageCount: 1, json: []))
-        metrics.served(EncodedChangeAnswer(list: list, epoch: "e", from: 7, to: 7, reset: true, stageCount: 0, json: []))
+        metrics.served(
+            EncodedChangeAnswer(list: list, epoch: "e", from: 3, to: 7, reset: false, stageCount: 1, json: []))
+        metrics.served(
+            EncodedChangeAnswer(list: list, epoch: "e", from: 7, to: 7, reset: true, stageCount: 0, json: []))
         #expect(try backend.expectCounter("listd_change_answers_total").totalValue == 2)
         #expect(try backend.expectCounter("listd_change_resets_total").totalValue == 1)
         #expect(try backend.expectRecorder("listd_change_version_lag").values == [4, 0])

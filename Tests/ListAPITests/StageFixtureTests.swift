@@ -35,9 +35,11 @@ import Testing
                 ItemSnapshot(id: Identifier(itemPool.removeLast())!, model: randomModel(using: &generator))
             }
             sections.append(
-                SectionSnapshot(id: Identifier(sectionPool[index])!, model: randomModel(using: &generator), items: items))
+                SectionSnapshot(
+                    id: Identifier(sectionPool[index])!, model: randomModel(using: &generator), items: items))
         }
-        return ListSnapshot(id: Identifier("fixture")!, name: "Fixture", epoch: "e1", version: version, sections: sections)
+        return ListSnapshot(
+            id: Identifier("fixture")!, name: "Fixture", epoch: "e1", version: version, sections: sections)
     }
 
     static func randomModel(using generator: inout SeededGenerator) -> Model {
@@ -72,7 +74,8 @@ import Testing
                         ItemSnapshot(id: Identifier($0)!, model: randomModel(using: &generator))
                     }
                     new.sections.insert(
-                        SectionSnapshot(id: Identifier(id)!, model: randomModel(using: &generator), items: Array(items)),
+                        SectionSnapshot(
+                            id: Identifier(id)!, model: randomModel(using: &generator), items: Array(items)),
                         at: Int.random(in: 0...new.sections.count, using: &generator))
                 }
             default:
@@ -111,8 +114,12 @@ import Testing
         }
     }
 
-    static func fileText(_ triples: [(before: ListSnapshot, answer: EncodedChangeAnswer, after: ListSnapshot)]) -> String {
-        var lines = ["{\"generatedBy\": \"Tests/ListAPITests/StageFixtureTests.swift (LISTD_WRITE_FIXTURES=1)\", \"cases\": ["]
+    static func fileText(_ triples: [(before: ListSnapshot, answer: EncodedChangeAnswer, after: ListSnapshot)])
+        -> String
+    {
+        var lines = [
+            "{\"generatedBy\": \"Tests/ListAPITests/StageFixtureTests.swift (LISTD_WRITE_FIXTURES=1)\", \"cases\": ["
+        ]
         for (index, triple) in triples.enumerated() {
             var writer = JSONWriter(capacity: 1024)
             writer.beginObject()
@@ -138,7 +145,8 @@ import Testing
             try text.write(to: Self.fixtureURL, atomically: true, encoding: .utf8)
         }
         let stored = try String(contentsOf: Self.fixtureURL, encoding: .utf8)
-        let storedCases = try #require(try JSONValue(parsing: Array(stored.utf8), limits: JSONLimits(maxBytes: 16 << 20))["cases"]?.arrayValue)
+        let storedCases = try #require(
+            try JSONValue(parsing: Array(stored.utf8), limits: JSONLimits(maxBytes: 16 << 20))["cases"]?.arrayValue)
         #expect(storedCases.count == Self.caseCount)
         // Each stored triple's snapshots are the generated ones; the answer
         // may differ in its staging if the engine changed, so it is checked by

@@ -1,5 +1,6 @@
-import Testing
 import ListdTestSupport
+import Testing
+
 @testable import ListAPI
 
 @Suite struct WaiterTableTests {
@@ -94,4 +95,3 @@ import ListdTestSupport
         }
     }
 }
-

@@ -13,7 +13,9 @@ import Testing
         let example = try String(
             contentsOf: Self.root.appendingPathComponent("Examples/FollowList/main.swift"), encoding: .utf8)
         let marker = "<!-- Examples/FollowList/main.swift -->\n```swift\n"
-        let blocks = doc.components(separatedBy: marker).dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        let blocks = doc.components(separatedBy: marker).dropFirst().compactMap {
+            $0.components(separatedBy: "\n```").first
+        }
         #expect(blocks.count == 2)
         for block in blocks {
             #expect(example.contains(block), "doc block not in the example:\n\(block.prefix(200))")
@@ -34,7 +36,8 @@ import Testing
         process.standardOutput = pipe
         process.standardError = pipe
         let output = OutputLog(pipe.fileHandleForReading)
-        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+        let status = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Int32, any Error>) in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch { continuation.resume(throwing: error) }
         }

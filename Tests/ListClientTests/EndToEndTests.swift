@@ -2,8 +2,8 @@ import Foundation
 import JSON
 import ListClient
 import ListClientNetworking
-import ReactiveCore
 import ListdTestSupport
+import ReactiveCore
 import Testing
 
 /// ListClient against a real listd on loopback.
@@ -13,7 +13,9 @@ import Testing
         maximumBackoff: .milliseconds(200))
 
     static func seed() -> UInt64 {
-        let seed = ProcessInfo.processInfo.environment["LISTD_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1...UInt64.max)
+        let seed =
+            ProcessInfo.processInfo.environment["LISTD_SEED"].flatMap { UInt64($0) }
+            ?? UInt64.random(in: 1...UInt64.max)
         print("ListClient end-to-end seed: \(seed) (set LISTD_SEED to replay)")
         return seed
     }
@@ -148,7 +150,8 @@ import Testing
         _ = try await client.createList(id: "m1", name: "1", sections: RandomWriter.initialSections)
         _ = try await client.createList(id: "m2", name: "2", sections: RandomWriter.initialSections)
         let recorder = Recorder<ListUpdate>()
-        let subscription = FollowLoopTests.record(client.follow(lists: ["m1", "m2"], options: Self.options), into: recorder)
+        let subscription = FollowLoopTests.record(
+            client.follow(lists: ["m1", "m2"], options: Self.options), into: recorder)
         defer { subscription.dispose() }
         #expect(await eventually(10) { recorder.elements.count == 2 })
         _ = try await client.patchList("m2", [.updateItem(id: "a1", model: 42)])

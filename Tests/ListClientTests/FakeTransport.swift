@@ -30,7 +30,9 @@ final class FakeTransport: HTTPTransport {
 
     /// A JSON response.
     static func json(_ text: String, status: Int = 200, headers: [String: String] = [:]) -> ClientResponse {
-        ClientResponse(status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: Array(text.utf8))
+        ClientResponse(
+            status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a },
+            body: Array(text.utf8))
     }
 
     /// Waits until cancelled: a long-poll that never answers.

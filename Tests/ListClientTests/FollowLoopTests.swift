@@ -1,8 +1,8 @@
 import Foundation
 import JSON
 import ListClient
-import ReactiveCore
 import ListdTestSupport
+import ReactiveCore
 import Synchronization
 import Testing
 
@@ -55,7 +55,11 @@ import Testing
 
     @Test func honoursRetryAfterOn503() async throws {
         let transport = FakeTransport { _, index in
-            if index == 0 { return FakeTransport.json(#"{"type":"https://listd.dev/problems/overloaded","status":503,"detail":"busy"}"#, status: 503, headers: ["Retry-After": "1"]) }
+            if index == 0 {
+                return FakeTransport.json(
+                    #"{"type":"https://listd.dev/problems/overloaded","status":503,"detail":"busy"}"#, status: 503,
+                    headers: ["Retry-After": "1"])
+            }
             if index == 1 { return FakeTransport.json(FollowMachineTests.snapshotV1) }
             return try await FakeTransport.park()
         }
@@ -114,7 +118,8 @@ import Testing
     @Test func aListDeletedWhileFollowedEmitsDeletedAndCompletes() async throws {
         let transport = FakeTransport { _, index in
             if index == 0 { return FakeTransport.json(FollowMachineTests.snapshotV1) }
-            return FakeTransport.json(#"{"type":"https://listd.dev/problems/not-found","status":404,"detail":"no list g"}"#, status: 404)
+            return FakeTransport.json(
+                #"{"type":"https://listd.dev/problems/not-found","status":404,"detail":"no list g"}"#, status: 404)
         }
         let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
         let recorder = Recorder<FollowUpdate>()
@@ -125,14 +130,17 @@ import Testing
 
     @Test func anUnknownListFailsWithTheProblemType() async throws {
         let transport = FakeTransport { _, _ in
-            FakeTransport.json(#"{"type":"https://listd.dev/problems/not-found","title":"Not found","status":404,"detail":"no list g"}"#, status: 404)
+            FakeTransport.json(
+                #"{"type":"https://listd.dev/problems/not-found","title":"Not found","status":404,"detail":"no list g"}"#,
+                status: 404)
         }
         let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
         let recorder = Recorder<FollowUpdate>()
         _ = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
         #expect(await eventually(30) { recorder.error != nil })
         let error = try #require(recorder.error as? ListClientError)
-        #expect(error.kind == .problem && error.status == 404 && error.slug == "not-found" && error.detail == "no list g")
+        #expect(
+            error.kind == .problem && error.status == 404 && error.slug == "not-found" && error.detail == "no list g")
     }
 
     @Test func stateFollowKeepsTheLatestStateAndStopCancels() async throws {
@@ -158,7 +166,8 @@ import Testing
                 return FakeTransport.json(request.url.path.hasSuffix("/g") ? FollowMachineTests.snapshotV1 : other)
             }
             if request.url.path == "/changes", index == 2 {
-                return FakeTransport.json(#"{"lists":{"g":\#(FollowMachineTests.stagesV1toV2),"h":{"list":"h","deleted":true}}}"#)
+                return FakeTransport.json(
+                    #"{"lists":{"g":\#(FollowMachineTests.stagesV1toV2),"h":{"list":"h","deleted":true}}}"#)
             }
             return try await FakeTransport.park()
         }

@@ -34,7 +34,9 @@ import Testing
         var machine = FollowMachine(list: "g")
         _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
         let update = machine.receive(try Self.answer(Self.stagesV1toV2))
-        guard case .changes(let change) = update else { Issue.record("expected changes, got \(String(describing: update))"); return }
+        guard case .changes(let change) = update else {
+            Issue.record("expected changes, got \(String(describing: update))"); return
+        }
         #expect(change.stages.count == 2)
         #expect(change.stages[0].sections[0].items.map(\.id) == ["pear"])
         #expect(change.stages[0].sections[0].items[0].model.text == "20")
@@ -92,7 +94,8 @@ import Testing
         guard case .reset(let state) = machine.receive(reset) else { Issue.record("expected a reset"); return }
         #expect(state.epoch == "e2" && state.sections.isEmpty)
         #expect(machine.nextAction == .poll(since: 1, epoch: "e2"))
-        let otherEpoch = try Self.answer(#"{"list":"g","epoch":"e3","from":1,"to":2,"stages":[{"sectionDeleted":[0]}]}"#)
+        let otherEpoch = try Self.answer(
+            #"{"list":"g","epoch":"e3","from":1,"to":2,"stages":[{"sectionDeleted":[0]}]}"#)
         #expect(machine.receive(otherEpoch) == nil)
         #expect(machine.nextAction == .fetchSnapshot)
     }

@@ -30,7 +30,8 @@ import Testing
         }
         #expect(stale?.status == 412)
 
-        let replaced = try await client.replaceList("g", name: "G2", sections: Array(RandomWriter.initialSections.prefix(1)))
+        let replaced = try await client.replaceList(
+            "g", name: "G2", sections: Array(RandomWriter.initialSections.prefix(1)))
         #expect(replaced.to == afterPatch.version + 1)
         #expect(try await client.list("g").name == "G2")
 
@@ -42,7 +43,9 @@ import Testing
 
         try await client.deleteList(other.id)
         let missing = await #expect(throws: ListClientError.self) { try await client.list(other.id) }
-        #expect(missing?.status == 404 && missing?.slug == "unknown-list" && missing?.type?.hasPrefix("https://listd.dev/problems/") == true)
+        #expect(
+            missing?.status == 404 && missing?.slug == "unknown-list"
+                && missing?.type?.hasPrefix("https://listd.dev/problems/") == true)
         #expect(try await client.isHealthy())
         #expect(try await client.metrics().contains("listd_parked_waiters"))
     }

@@ -44,7 +44,9 @@ struct RandomWriter {
             switch Int.random(in: 0..<12, using: &rng) {
             case 0..<3:
                 let section = liveSections[Int.random(in: 0..<liveSections.count, using: &rng)]
-                ops.append(.insertItem(section: section, id: "i\(counter)", model: model, at: Bool.random(using: &rng) ? 0 : nil))
+                ops.append(
+                    .insertItem(
+                        section: section, id: "i\(counter)", model: model, at: Bool.random(using: &rng) ? 0 : nil))
             case 3..<6 where !untouched.isEmpty:
                 let id = untouched[Int.random(in: 0..<untouched.count, using: &rng)]
                 touched.insert(id)
@@ -81,7 +83,10 @@ struct RandomWriter {
 
 /// Checks a follower's updates: contiguous versions (no loss, no duplicate),
 /// and every state equal to the server's snapshot at its version.
-func checkFollow(_ updates: [FollowUpdate], against snapshots: [Int64: ListSections], sourceLocation: SourceLocation = #_sourceLocation) {
+func checkFollow(
+    _ updates: [FollowUpdate], against snapshots: [Int64: ListSections],
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     var version: Int64?
     for update in updates {
         switch update {

@@ -15,7 +15,8 @@ import Testing
 
     @Test func everyAnswerTurnsBeforeIntoAfter() throws {
         let text = try String(contentsOf: Self.fixtureURL, encoding: .utf8)
-        let cases = try #require(try JSONValue(parsing: Array(text.utf8), limits: JSONLimits(maxBytes: 16 << 20))["cases"]?.arrayValue)
+        let cases = try #require(
+            try JSONValue(parsing: Array(text.utf8), limits: JSONLimits(maxBytes: 16 << 20))["cases"]?.arrayValue)
         #expect(cases.count >= 100)
         var staged = 0
         for (index, triple) in cases.enumerated() {

@@ -28,10 +28,12 @@ import Testing
         defer { server.stop() }
         let client = server.client(token: token)
         _ = try await client.createList(id: "w", name: "W", sections: RandomWriter.initialSections)
-        let (process, log) = try Self.watch(["\(server.baseURL)/lists/w", "--poll-timeout", "5"], environment: ["LISTD_TOKEN": token])
+        let (process, log) = try Self.watch(
+            ["\(server.baseURL)/lists/w", "--poll-timeout", "5"], environment: ["LISTD_TOKEN": token])
         #expect(await log.firstCapture(of: #"(snapshot w version \d+)"#, timeout: .seconds(10)) != nil)
         #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters", token: token)) == 1 })
-        _ = try await client.patchList("w", [.updateItem(id: "a2", model: 7), .moveItem(id: "b1", section: "a", to: 0)])
+        _ = try await client.patchList(
+            "w", [.updateItem(id: "a2", model: 7), .moveItem(id: "b1", section: "a", to: 0)])
         #expect(await log.firstCapture(of: #"(update item \[0, \d\] a2 7)"#, timeout: .seconds(10)) != nil)
         #expect(log.text.contains("move item"))
         kill(process.processIdentifier, SIGINT)

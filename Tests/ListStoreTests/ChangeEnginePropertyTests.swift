@@ -110,7 +110,8 @@ import Testing
             let other = id("other")
             if evicting {
                 _ = try await store.createList(
-                    id: other, name: "", sections: [NewSection(id: id("o"), items: (0..<20).map { NewItem(id: id("o\($0)")) })])
+                    id: other, name: "",
+                    sections: [NewSection(id: id("o"), items: (0..<20).map { NewItem(id: id("o\($0)")) })])
             }
             var states: [Int64: ListSnapshot] = [1: created]
             // Per version: ids of sections and items a write may have moved.
@@ -178,8 +179,9 @@ import Testing
                     case .change(let change):
                         #expect(change.from == since && change.to == version, "\(context)")
                         let moves = (since + 1...max(since + 1, version)).compactMap { movedAt[$0] }
-                        try check(change, from: old, to: snapshot, movedSince: since == version ? [] : moves,
-                                  "\(context) since v\(since)")
+                        try check(
+                            change, from: old, to: snapshot, movedSince: since == version ? [] : moves,
+                            "\(context) since v\(since)")
                         checked += 1
                     }
                 }
@@ -223,10 +225,12 @@ import Testing
                 .intersection(survivingSections)
             // Items also move when they leave a deleted section or enter an inserted
             // one; those were moved by a moveItem op too, so the bound holds.
-            #expect(reportedItemMoves <= movedItems.count + itemsParked(old, new),
-                    "\(context): \(reportedItemMoves) item moves reported, \(movedItems.count) made: \(changeset.stages)")
-            #expect(reportedSectionMoves <= movedSections.count,
-                    "\(context): \(reportedSectionMoves) section moves reported, \(movedSections.count) made")
+            #expect(
+                reportedItemMoves <= movedItems.count + itemsParked(old, new),
+                "\(context): \(reportedItemMoves) item moves reported, \(movedItems.count) made: \(changeset.stages)")
+            #expect(
+                reportedSectionMoves <= movedSections.count,
+                "\(context): \(reportedSectionMoves) section moves reported, \(movedSections.count) made")
         }
     }
 
@@ -326,8 +330,9 @@ enum UIKitBatchModel {
             origin[slot] = index
             taken.insert(slot)
         }
-        let afterOf = Dictionary(origin.enumerated().compactMap { slot, from in from.map { ($0, slot) } },
-                                 uniquingKeysWith: { a, _ in a })
+        let afterOf = Dictionary(
+            origin.enumerated().compactMap { slot, from in from.map { ($0, slot) } },
+            uniquingKeysWith: { a, _ in a })
         let inserted = Set(stage.sectionInserted.map(\.at))
 
         // Items: sources name positions before, targets after.

@@ -1,7 +1,8 @@
-@testable import ListStore
 import ListdTestSupport
 import Storage
 import Testing
+
+@testable import ListStore
 
 /// ``TouchedEntities/condense(with:)`` on its own, against a model: random
 /// lists before and after a random change, the touched entities taken from
@@ -127,7 +128,9 @@ import Testing
             let after = new.sections[id]
             if before != after || Int.random(in: 0..<6, using: &rng) == 0 {
                 touched.sections[Identifier(storedText: id)] = (
-                    before.map { .init(key: $0.key, model: $0.model) }, after.map { .init(key: $0.key, model: $0.model) })
+                    before.map { .init(key: $0.key, model: $0.model) },
+                    after.map { .init(key: $0.key, model: $0.model) }
+                )
             }
         }
         for id in Set(old.items.keys).union(new.items.keys).sorted() {
@@ -141,7 +144,9 @@ import Testing
             }
         }
         for section in touched.unlistedSections {
-            let state = new.sections[section.rawValue].map { TouchedEntities.SectionState(key: $0.key, model: $0.model) }
+            let state = new.sections[section.rawValue].map {
+                TouchedEntities.SectionState(key: $0.key, model: $0.model)
+            }
             touched.sections[section] = (state, state)
         }
         return touched
@@ -193,7 +198,8 @@ import Testing
         let expected = list.orderedSections().map { section in
             (section.id, section.model, list.orderedItems(in: section.id).map { ($0.id, $0.model) })
         }
-        let same = sections.count == expected.count
+        let same =
+            sections.count == expected.count
             && zip(sections, expected).allSatisfy { got, want in
                 got.id == want.0 && got.model == want.1 && got.items.count == want.2.count
                     && zip(got.items, want.2).allSatisfy { $0.id == $1.0 && $0.model == $1.1 }
@@ -201,14 +207,21 @@ import Testing
         return same ? nil : "expands to \(sections), expected \(expected)"
     }
 
-    static func check(_ old: Model, _ new: Model, _ touched: TouchedEntities, _ result: (old: [CondensedSection], new: [CondensedSection])) -> String? {
+    static func check(
+        _ old: Model, _ new: Model, _ touched: TouchedEntities,
+        _ result: (old: [CondensedSection], new: [CondensedSection])
+    ) -> String? {
         var sectionRuns: [Int: [String]] = [:]
         var itemRuns: [Int: [String]] = [:]
-        if let problem = expand(result.old, matches: old, touched: touched, sectionRuns: &sectionRuns, itemRuns: &itemRuns) {
+        if let problem = expand(
+            result.old, matches: old, touched: touched, sectionRuns: &sectionRuns, itemRuns: &itemRuns)
+        {
             return "old: \(problem)"
         }
         let oldRuns = (Set(sectionRuns.keys), Set(itemRuns.keys))
-        if let problem = expand(result.new, matches: new, touched: touched, sectionRuns: &sectionRuns, itemRuns: &itemRuns) {
+        if let problem = expand(
+            result.new, matches: new, touched: touched, sectionRuns: &sectionRuns, itemRuns: &itemRuns)
+        {
             return "new: \(problem)"
         }
         if oldRuns.0 != Set(sectionRuns.keys) || oldRuns.1 != Set(itemRuns.keys) {
@@ -273,8 +286,9 @@ import Testing
             let result = try touched.condense(with: index)
             #expect(Self.runs(result.old) == Self.runs(result.new), "seed \(seed): the ends share different runs")
         } catch {
-            #expect(error.description.contains("index") || error.description.contains("untouched")
-                || error.description.contains("not listed"), "\(error)")
+            #expect(
+                error.description.contains("index") || error.description.contains("untouched")
+                    || error.description.contains("not listed"), "\(error)")
         }
     }
 
@@ -290,7 +304,8 @@ import Testing
         var unlisted = TouchedEntities()
         unlisted.sections[s] = (.init(key: 10, model: "0"), .init(key: 10, model: "0"))
         unlisted.items[Identifier(storedText: "a")] = (
-            .init(section: gone, key: 5, model: "0"), .init(section: s, key: 2, model: "0"))
+            .init(section: gone, key: 5, model: "0"), .init(section: s, key: 2, model: "0")
+        )
         #expect(throws: IndexMismatch.self) { try unlisted.condense(with: index) }
 
         var missingKey = TouchedEntities()
@@ -317,14 +332,16 @@ import Testing
         let store = try await SQLiteStore(path: directory.databasePath, configuration: storeConfiguration)
         _ = try await store.createList(
             id: list, name: "", sections: [NewSection(id: Identifier(storedText: "s"), items: items)])
-        _ = try await store.apply([.moveItem(id: Identifier(storedText: "i3"), section: nil, to: 40)], to: list, expectedVersion: nil)
+        _ = try await store.apply(
+            [.moveItem(id: Identifier(storedText: "i3"), section: nil, to: 40)], to: list, expectedVersion: nil)
         _ = try await store.apply([.deleteItem(id: Identifier(storedText: "i7"))], to: list, expectedVersion: nil)
         let head = try await store.head(of: list)
         await store.close()
         let inconsistencies = Inconsistencies()
         var configuration = StoreConfiguration(fullSync: false)
         configuration.onInconsistency = { inconsistencies.record($0) }
-        let fresh = ListReader(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
+        let fresh = ListReader(
+            db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
         let freshBoard = IndexBoard(budget: 1 << 20)
         guard case .change(let expected) = try fresh.changes(of: list, since: 1, board: freshBoard) else {
             Issue.record("no change since v1")
@@ -333,7 +350,8 @@ import Testing
         #expect(inconsistencies.all == [])
         #expect(freshBoard.count == 1, "the index built from the rows is published for the next reader")
 
-        let reader = ListReader(db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
+        let reader = ListReader(
+            db: Database(connection: try Connection(path: directory.databasePath)), configuration: configuration)
         var stale = ListIndex()
         stale.sections = RankedKeys(sorted: [Int64(1)])
         stale.items[Identifier(storedText: "s")] = RankedKeys(sorted: (0..<10).map { Int64($0) })

@@ -9,7 +9,8 @@ import Testing
 @Suite(.serialized) struct CrashTests {
     /// The `StoreCrashWriter` executable that `swift build` put beside this test bundle.
     static func writerURL() throws -> URL {
-        let executable = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable = URL(
+            fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         var directory = executable.deletingLastPathComponent()
         for _ in 0..<3 {
             let candidate = directory.appendingPathComponent("StoreCrashWriter")

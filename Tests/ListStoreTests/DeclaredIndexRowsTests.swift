@@ -74,7 +74,10 @@ import Testing
             case 0...5 where !present.isEmpty:
                 next += 1
                 let section = present[Int.random(in: 0..<present.count, using: &random)]
-                ops = [.insertItem(section: section, item: NewItem(id: id("i\(next)"), model: try Self.model(&random)), at: 0)]
+                ops = [
+                    .insertItem(
+                        section: section, item: NewItem(id: id("i\(next)"), model: try Self.model(&random)), at: 0)
+                ]
             case 6...8 where !items.isEmpty:
                 let item = items[Int.random(in: 0..<items.count, using: &random)].0
                 ops = [.updateItem(id: item, model: try Self.model(&random))]
@@ -96,7 +99,9 @@ import Testing
             case 18:
                 _ = try await store.replace(
                     list, name: nil,
-                    sections: [NewSection(id: id("a"), items: [NewItem(id: id("r\(step)"), model: try Self.model(&random))])],
+                    sections: [
+                        NewSection(id: id("a"), items: [NewItem(id: id("r\(step)"), model: try Self.model(&random))])
+                    ],
                     indexes: [["k"], ["tags", "0"]], expectedVersion: nil)
             default:
                 _ = try await store.deleteList(list, expectedVersion: nil)

@@ -16,7 +16,8 @@ import Testing
             let callers = 64
             let writesPerCaller = 10
             // Each caller writes to one list; every third write is bad in one of two ways.
-            let outcomes = try await withThrowingTaskGroup(of: [(Identifier, Identifier, StoreError.Kind?)].self) { group in
+            let outcomes = try await withThrowingTaskGroup(of: [(Identifier, Identifier, StoreError.Kind?)].self) {
+                group in
                 for caller in 0..<callers {
                     group.addTask {
                         var outcomes: [(Identifier, Identifier, StoreError.Kind?)] = []
@@ -59,10 +60,11 @@ import Testing
             let failures = outcomes.compactMap(\.2)
             #expect(failures.count == callers * 5)
             #expect(failures.filter { $0 == .itemNotFound }.count == callers * 3)
-            #expect(failures.allSatisfy { kind in
-                if case .versionMismatch(expected: -1, _) = kind { return true }
-                return kind == .itemNotFound
-            })
+            #expect(
+                failures.allSatisfy { kind in
+                    if case .versionMismatch(expected: -1, _) = kind { return true }
+                    return kind == .itemNotFound
+                })
             #expect(counters.writes == callers * writesPerCaller - failures.count + lists.count)
             #expect(counters.commits <= counters.writes)
         }

@@ -1,7 +1,8 @@
-@testable import ListStore
 import ListdTestSupport
 import Storage
 import Testing
+
+@testable import ListStore
 
 /// The age limit on history, driven by a writer with a clock the test sets: a
 /// write skips looking for aged-out versions while the first kept version is

@@ -1,8 +1,8 @@
 import Foundation
 import JSON
 import ListStore
-import Testing
 import ListdTestSupport
+import Testing
 
 /// Seeded random writes checked against ``ReferenceList``: the snapshot after
 /// every write, the version bump rule, and the snapshot rebuilt at random
@@ -87,8 +87,9 @@ import ListdTestSupport
                     if let rebuilt = history.atVersion[asked] {
                         let state = try #require(states[asked])
                         #expect(rebuilt.version == asked, "\(context) v\(asked)")
-                        #expect(rebuilt.name == state.name && rebuilt.sections == state.sections,
-                                "\(context): snapshot at v\(asked) of v\(version)")
+                        #expect(
+                            rebuilt.name == state.name && rebuilt.sections == state.sections,
+                            "\(context): snapshot at v\(asked) of v\(version)")
                     } else {
                         #expect(asked < history.historyFloor, "\(context): v\(asked) missing above the floor")
                         #expect(asked < version - retained, "\(context): v\(asked) pruned too early")
@@ -107,7 +108,8 @@ import ListdTestSupport
         try await withStore(kind, StoreConfiguration(fullSync: false, positionGap: 1 << 32)) { store in
             let list = id("l")
             _ = try await store.createList(
-                id: list, name: "", sections: [NewSection(id: id("s"), items: [NewItem(id: id("first")), NewItem(id: id("last"))])])
+                id: list, name: "",
+                sections: [NewSection(id: id("s"), items: [NewItem(id: id("first")), NewItem(id: id("last"))])])
             var expected = [1: ["first", "last"]]
             var order = ["first", "last"]
             // 32 halvings of a 2^32 gap exhaust it: the 33rd insert renumbers.

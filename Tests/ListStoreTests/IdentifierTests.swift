@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ListStore
 
 @Suite struct IdentifierTests {

@@ -104,7 +104,12 @@ import Testing
     static func randomTree(using rng: inout SeededGenerator) -> Tree {
         var members: [(String, Tree)] = []
         if Int.random(in: 0..<5, using: &rng) > 0 {
-            members.append(("a", Int.random(in: 0..<8, using: &rng) == 0 ? .object([("b", scalar(using: &rng))]) : scalar(using: &rng)))
+            members.append(
+                (
+                    "a",
+                    Int.random(in: 0..<8, using: &rng) == 0
+                        ? .object([("b", scalar(using: &rng))]) : scalar(using: &rng)
+                ))
         }
         switch Int.random(in: 0..<4, using: &rng) {
         case 0: break
@@ -179,7 +184,9 @@ import Testing
             let tree = randomTree(using: &rng)
             let at = Int.random(in: 0...oracle.sections[s].1.count, using: &rng)
             oracle.sections[s].1.insert((id, tree), at: at)
-            return (.insertItem(section: oracle.sections[s].0, item: NewItem(id: id, model: model(tree.text)), at: at), [id])
+            return (
+                .insertItem(section: oracle.sections[s].0, item: NewItem(id: id, model: model(tree.text)), at: at), [id]
+            )
         }
         let id = items.randomElement(using: &rng)!
         let s = oracle.sections.firstIndex { $0.1.contains { $0.0 == id } }!
@@ -317,7 +324,8 @@ import Testing
                     } while after != nil && rounds < 100_000
                     // (An item moved past the cursor may come again: it did not stay in place.)
                     let repeated = Set(Dictionary(grouping: seen, by: { $0 }).filter { $0.value.count > 1 }.keys)
-                    #expect(repeated.isSubset(of: touched), "\(context): a walk repeated \(repeated.subtracting(touched))")
+                    #expect(
+                        repeated.isSubset(of: touched), "\(context): a walk repeated \(repeated.subtracting(touched))")
                     let stayed = before.intersection(oracle.answer(walk)).subtracting(touched)
                     #expect(stayed.isSubset(of: Set(seen)), "\(context): a walk skipped \(stayed.subtracting(seen))")
                 }

@@ -1,7 +1,7 @@
-import Synchronization
 import Foundation
 import JSON
 import ListStore
+import Synchronization
 import Testing
 
 @Suite struct OperationTests {
@@ -40,19 +40,37 @@ import Testing
         }
     }
 
-    @Test(arguments: StoreKind.tested) func everyOpChangesTheSnapshotAndBumpsTheVersion(_ kind: StoreKind) async throws {
+    @Test(arguments: StoreKind.tested) func everyOpChangesTheSnapshotAndBumpsTheVersion(_ kind: StoreKind) async throws
+    {
         try await withStore(kind) { store in
             _ = try await makeGroceries(store)
             let list = id("groceries")
             let steps: [(ListOperation, String)] = [
-                (.insertSection(NewSection(id: id("dairy"), items: [NewItem(id: id("milk"))]), at: 0),
-                 "dairy[milk] fruit[apple,pear] veg[leek]"),
-                (.updateSection(id: id("veg"), model: model(#"{"title":"Veg"}"#)), "dairy[milk] fruit[apple,pear] veg[leek]"),
+                (
+                    .insertSection(NewSection(id: id("dairy"), items: [NewItem(id: id("milk"))]), at: 0),
+                    "dairy[milk] fruit[apple,pear] veg[leek]"
+                ),
+                (
+                    .updateSection(id: id("veg"), model: model(#"{"title":"Veg"}"#)),
+                    "dairy[milk] fruit[apple,pear] veg[leek]"
+                ),
                 (.moveSection(id: id("dairy"), to: 2), "fruit[apple,pear] veg[leek] dairy[milk]"),
-                (.insertItem(section: id("veg"), item: NewItem(id: id("kale")), at: 0), "fruit[apple,pear] veg[kale,leek] dairy[milk]"),
-                (.insertItem(section: id("veg"), item: NewItem(id: id("bean")), at: nil), "fruit[apple,pear] veg[kale,leek,bean] dairy[milk]"),
-                (.updateItem(id: id("leek"), model: model(#"{"qty":2}"#)), "fruit[apple,pear] veg[kale,leek,bean] dairy[milk]"),
-                (.moveItem(id: id("leek"), section: id("fruit"), to: 2), "fruit[apple,pear,leek] veg[kale,bean] dairy[milk]"),
+                (
+                    .insertItem(section: id("veg"), item: NewItem(id: id("kale")), at: 0),
+                    "fruit[apple,pear] veg[kale,leek] dairy[milk]"
+                ),
+                (
+                    .insertItem(section: id("veg"), item: NewItem(id: id("bean")), at: nil),
+                    "fruit[apple,pear] veg[kale,leek,bean] dairy[milk]"
+                ),
+                (
+                    .updateItem(id: id("leek"), model: model(#"{"qty":2}"#)),
+                    "fruit[apple,pear] veg[kale,leek,bean] dairy[milk]"
+                ),
+                (
+                    .moveItem(id: id("leek"), section: id("fruit"), to: 2),
+                    "fruit[apple,pear,leek] veg[kale,bean] dairy[milk]"
+                ),
                 (.moveItem(id: id("apple"), section: nil, to: 2), "fruit[pear,leek,apple] veg[kale,bean] dairy[milk]"),
                 (.deleteItem(id: id("pear")), "fruit[leek,apple] veg[kale,bean] dairy[milk]"),
                 (.deleteSection(id: id("veg")), "fruit[leek,apple] dairy[milk]"),
@@ -106,32 +124,59 @@ import Testing
             let big = model(#"{"text":"much more than sixteen bytes"}"#)
             let cases: [([ListOperation], StoreError.Kind, String)] = [
                 ([.deleteItem(id: id("leek"))], .itemNotFound, #"op 0 (deleteItem): item "leek" not found"#),
-                ([.deleteItem(id: id("apple")), .moveItem(id: id("leek"), section: nil, to: 0)], .itemNotFound,
-                 #"op 1 (moveItem): item "leek" not found"#),
-                ([.updateSection(id: id("veg"), model: .emptyObject)], .sectionNotFound,
-                 #"op 0 (updateSection): section "veg" not found"#),
-                ([.insertItem(section: id("veg"), item: NewItem(id: id("x")), at: nil)], .sectionNotFound,
-                 #"op 0 (insertItem): section "veg" not found"#),
-                ([.moveItem(id: id("apple"), section: id("veg"), to: 0)], .sectionNotFound,
-                 #"op 0 (moveItem): section "veg" not found"#),
-                ([.insertItem(section: id("fruit"), item: NewItem(id: id("pear")), at: 0)], .duplicateId,
-                 #"op 0 (insertItem): item "pear" already exists"#),
-                ([.insertSection(NewSection(id: id("fruit")), at: nil)], .duplicateId,
-                 #"op 0 (insertSection): section "fruit" already exists"#),
-                ([.insertSection(NewSection(id: id("veg"), items: [NewItem(id: id("apple"))]), at: nil)], .duplicateId,
-                 #"op 0 (insertSection): item "apple" already exists"#),
-                ([.insertItem(section: id("fruit"), item: NewItem(id: id("kiwi")), at: 7)], .positionOutOfRange,
-                 #"op 0 (insertItem): position 7 is out of range 0...2 for section "fruit""#),
-                ([.moveItem(id: id("apple"), section: nil, to: 2)], .positionOutOfRange,
-                 #"op 0 (moveItem): position 2 is out of range 0...1 for section "fruit""#),
-                ([.moveSection(id: id("fruit"), to: 1)], .positionOutOfRange,
-                 "op 0 (moveSection): position 1 is out of range 0...0 for sections"),
-                ([.insertSection(NewSection(id: id("veg")), at: -1)], .positionOutOfRange,
-                 "op 0 (insertSection): position -1 is out of range 0...1 for sections"),
-                ([.updateItem(id: id("apple"), model: big)], .modelTooLarge,
-                 "op 0 (updateItem): item model has 39 bytes, more than the limit of 16"),
-                (Array(repeating: .deleteItem(id: id("apple")), count: 5), .limitExceeded,
-                 "a write holds at most 4 ops, this one has 5"),
+                (
+                    [.deleteItem(id: id("apple")), .moveItem(id: id("leek"), section: nil, to: 0)], .itemNotFound,
+                    #"op 1 (moveItem): item "leek" not found"#
+                ),
+                (
+                    [.updateSection(id: id("veg"), model: .emptyObject)], .sectionNotFound,
+                    #"op 0 (updateSection): section "veg" not found"#
+                ),
+                (
+                    [.insertItem(section: id("veg"), item: NewItem(id: id("x")), at: nil)], .sectionNotFound,
+                    #"op 0 (insertItem): section "veg" not found"#
+                ),
+                (
+                    [.moveItem(id: id("apple"), section: id("veg"), to: 0)], .sectionNotFound,
+                    #"op 0 (moveItem): section "veg" not found"#
+                ),
+                (
+                    [.insertItem(section: id("fruit"), item: NewItem(id: id("pear")), at: 0)], .duplicateId,
+                    #"op 0 (insertItem): item "pear" already exists"#
+                ),
+                (
+                    [.insertSection(NewSection(id: id("fruit")), at: nil)], .duplicateId,
+                    #"op 0 (insertSection): section "fruit" already exists"#
+                ),
+                (
+                    [.insertSection(NewSection(id: id("veg"), items: [NewItem(id: id("apple"))]), at: nil)],
+                    .duplicateId,
+                    #"op 0 (insertSection): item "apple" already exists"#
+                ),
+                (
+                    [.insertItem(section: id("fruit"), item: NewItem(id: id("kiwi")), at: 7)], .positionOutOfRange,
+                    #"op 0 (insertItem): position 7 is out of range 0...2 for section "fruit""#
+                ),
+                (
+                    [.moveItem(id: id("apple"), section: nil, to: 2)], .positionOutOfRange,
+                    #"op 0 (moveItem): position 2 is out of range 0...1 for section "fruit""#
+                ),
+                (
+                    [.moveSection(id: id("fruit"), to: 1)], .positionOutOfRange,
+                    "op 0 (moveSection): position 1 is out of range 0...0 for sections"
+                ),
+                (
+                    [.insertSection(NewSection(id: id("veg")), at: -1)], .positionOutOfRange,
+                    "op 0 (insertSection): position -1 is out of range 0...1 for sections"
+                ),
+                (
+                    [.updateItem(id: id("apple"), model: big)], .modelTooLarge,
+                    "op 0 (updateItem): item model has 39 bytes, more than the limit of 16"
+                ),
+                (
+                    Array(repeating: .deleteItem(id: id("apple")), count: 5), .limitExceeded,
+                    "a write holds at most 4 ops, this one has 5"
+                ),
             ]
             for (ops, kind, detail) in cases {
                 let error = await storeError { () async throws(StoreError) in
@@ -144,41 +189,58 @@ import Testing
                 _ = try await store.apply([.deleteItem(id: id("apple"))], to: list, expectedVersion: 5)
             }
             #expect(mismatch?.kind == .versionMismatch(expected: 5, actual: 1))
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.apply([], to: id("nope"), expectedVersion: nil)
-            }?.kind == .listNotFound)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.createList(id: list, name: "again", sections: [])
-            }?.kind == .listAlreadyExists)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.createList(id: nil, name: "far too long", sections: [])
-            }?.kind == .invalidName)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.createList(id: nil, name: "", sections: [NewSection(id: id("a")), NewSection(id: id("a"))])
-            }?.kind == .duplicateId)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.replace(list, name: nil, sections: [
-                    NewSection(id: id("a"), items: [NewItem(id: id("x"))]), NewSection(id: id("b"), items: [NewItem(id: id("x"))]),
-                ], expectedVersion: nil)
-            }?.kind == .duplicateId)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.items(of: list, query: ItemQuery(limit: 2, after: "garbage"))
-            }?.kind == .invalidCursor)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.items(of: list, query: ItemQuery(limit: 6))
-            }?.kind == .limitExceeded)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try Identifier.validated("a b", field: "section")
-            }?.kind == .invalidId)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try Model(parsing: Array(#"{"a":}"#.utf8))
-            }?.kind == .invalidModel)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try Model(parsing: Array(String(repeating: "[", count: 65).utf8) + Array(String(repeating: "]", count: 65).utf8))
-            }?.kind == .invalidModel)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try Model(parsing: [0x22, 0xFF, 0x22])
-            }?.kind == .invalidModel)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.apply([], to: id("nope"), expectedVersion: nil)
+                }?.kind == .listNotFound)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.createList(id: list, name: "again", sections: [])
+                }?.kind == .listAlreadyExists)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.createList(id: nil, name: "far too long", sections: [])
+                }?.kind == .invalidName)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.createList(
+                        id: nil, name: "", sections: [NewSection(id: id("a")), NewSection(id: id("a"))])
+                }?.kind == .duplicateId)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.replace(
+                        list, name: nil,
+                        sections: [
+                            NewSection(id: id("a"), items: [NewItem(id: id("x"))]),
+                            NewSection(id: id("b"), items: [NewItem(id: id("x"))]),
+                        ], expectedVersion: nil)
+                }?.kind == .duplicateId)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.items(of: list, query: ItemQuery(limit: 2, after: "garbage"))
+                }?.kind == .invalidCursor)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.items(of: list, query: ItemQuery(limit: 6))
+                }?.kind == .limitExceeded)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try Identifier.validated("a b", field: "section")
+                }?.kind == .invalidId)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try Model(parsing: Array(#"{"a":}"#.utf8))
+                }?.kind == .invalidModel)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try Model(
+                        parsing: Array(String(repeating: "[", count: 65).utf8)
+                            + Array(String(repeating: "]", count: 65).utf8))
+                }?.kind == .invalidModel)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try Model(parsing: [0x22, 0xFF, 0x22])
+                }?.kind == .invalidModel)
             // Nothing above was written.
             let snapshot = try await store.snapshot(of: list)
             #expect(snapshot.version == 1 && snapshot.outline == "fruit[apple,pear]")
@@ -192,7 +254,8 @@ import Testing
             let result = try await store.replace(
                 list, name: "Shopping",
                 sections: [
-                    NewSection(id: id("veg"), items: [NewItem(id: id("apple")), NewItem(id: id("leek"), model: model("2"))]),
+                    NewSection(
+                        id: id("veg"), items: [NewItem(id: id("apple")), NewItem(id: id("leek"), model: model("2"))]),
                     NewSection(id: id("bakery"), items: [NewItem(id: id("bread"))]),
                 ], expectedVersion: 1)
             #expect(result.changed && result.version == 2)
@@ -212,17 +275,19 @@ import Testing
             let commits = CommitRecorder()
             let subscription = store.onCommit { commits.append($0) }
             try await store.deleteList(id("groceries"), expectedVersion: 1)
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.snapshot(of: id("groceries"))
-            }?.kind == .listNotFound)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.snapshot(of: id("groceries"))
+                }?.kind == .listNotFound)
             let second = try await makeGroceries(store)
             #expect(second.epoch != first.epoch && second.version == 1)
             subscription.cancel()
             _ = try await store.apply([.deleteItem(id: id("leek"))], to: id("groceries"), expectedVersion: nil)
-            #expect(commits.all == [
-                Commit(list: id("groceries"), epoch: first.epoch, version: 1, deleted: true),
-                Commit(list: id("groceries"), epoch: second.epoch, version: 1, deleted: false),
-            ])
+            #expect(
+                commits.all == [
+                    Commit(list: id("groceries"), epoch: first.epoch, version: 1, deleted: true),
+                    Commit(list: id("groceries"), epoch: second.epoch, version: 1, deleted: false),
+                ])
         }
     }
 
@@ -230,10 +295,16 @@ import Testing
         try await withStore(kind) { store in
             let list = id("l")
             let items = (0..<10).map { index in
-                NewItem(id: id("i\(index)"), model: model(#"{"done":\#(index % 2 == 0),"name":"Item \#(index)","tags":["t\#(index % 3)"]}"#))
+                NewItem(
+                    id: id("i\(index)"),
+                    model: model(#"{"done":\#(index % 2 == 0),"name":"Item \#(index)","tags":["t\#(index % 3)"]}"#))
             }
             _ = try await store.createList(
-                id: list, name: "", sections: [NewSection(id: id("a"), items: Array(items[0..<5])), NewSection(id: id("b"), items: Array(items[5...]))])
+                id: list, name: "",
+                sections: [
+                    NewSection(id: id("a"), items: Array(items[0..<5])),
+                    NewSection(id: id("b"), items: Array(items[5...])),
+                ])
             let done = try await store.items(
                 of: list, query: ItemQuery(conditions: [.init(path: ["done"], value: true)], limit: 2))
             #expect(done.entries.map(\.item.id.rawValue) == ["i0", "i2"])
@@ -253,9 +324,10 @@ import Testing
             #expect(tagged.entries.allSatisfy { $0.section == id("b") })
             let text = try await store.items(of: list, query: ItemQuery(text: "ITEM 7"))
             #expect(text.entries.map(\.item.id.rawValue) == ["i7"])
-            #expect(await storeError { () async throws(StoreError) in
-                _ = try await store.items(of: list, query: ItemQuery(section: id("zzz")))
-            }?.kind == .sectionNotFound)
+            #expect(
+                await storeError { () async throws(StoreError) in
+                    _ = try await store.items(of: list, query: ItemQuery(section: id("zzz")))
+                }?.kind == .sectionNotFound)
         }
     }
 
@@ -288,9 +360,10 @@ import Testing
         let check = try await second.integrityCheck()
         #expect(check.isEmpty)
         await second.close()
-        #expect(await storeError { () async throws(StoreError) in
-            _ = try await second.head(of: id("kept"))
-        }?.kind == .closed)
+        #expect(
+            await storeError { () async throws(StoreError) in
+                _ = try await second.head(of: id("kept"))
+            }?.kind == .closed)
     }
 }
 

@@ -1,6 +1,7 @@
-@testable import ListStore
 import ListdTestSupport
 import Testing
+
+@testable import ListStore
 
 /// ``RankedKeys`` against a sorted array: random inserts and removals (with
 /// duplicates and keys at the extremes), and after each, rank and key-at-rank
@@ -13,8 +14,10 @@ import Testing
         var rng = SeededGenerator(seed: seed)
         let steps = longTests ? 50_000 : 4_000
         let spread: Int64 = seed % 2 == 0 ? 50 : 1 << 40
-        let initial = (0..<Int.random(in: 0..<2_000, using: &rng)).map { _ in Int64.random(in: -spread...spread, using: &rng) }
-            .sorted()
+        let initial = (0..<Int.random(in: 0..<2_000, using: &rng)).map { _ in
+            Int64.random(in: -spread...spread, using: &rng)
+        }
+        .sorted()
         var model = initial
         var keys = RankedKeys(sorted: initial)
         func probe(_ key: Int64) -> Int {
@@ -27,11 +30,12 @@ import Testing
             return low
         }
         for step in 0..<steps {
-            let key: Int64 = switch Int.random(in: 0..<10, using: &rng) {
-            case 0: .min
-            case 1: .max
-            default: Int64.random(in: -spread...spread, using: &rng)
-            }
+            let key: Int64 =
+                switch Int.random(in: 0..<10, using: &rng) {
+                case 0: .min
+                case 1: .max
+                default: Int64.random(in: -spread...spread, using: &rng)
+                }
             if Bool.random(using: &rng) || model.isEmpty {
                 keys.insert(key)
                 model.insert(key, at: probe(key))

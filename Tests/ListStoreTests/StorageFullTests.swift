@@ -23,7 +23,10 @@ import Testing
                         group.addTask {
                             let error = await storeError { () throws(StoreError) in
                                 _ = try await store.apply(
-                                    [.insertSection(NewSection(id: id(section), model: model(#"{"p":"\#(padding)"}"#)), at: nil)],
+                                    [
+                                        .insertSection(
+                                            NewSection(id: id(section), model: model(#"{"p":"\#(padding)"}"#)), at: nil)
+                                    ],
                                     to: id("big"), expectedVersion: nil)
                             }
                             return (section, error)

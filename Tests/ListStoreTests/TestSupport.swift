@@ -103,5 +103,4 @@ extension ListSnapshot {
     }
 }
 
-
 let longTests = ProcessInfo.processInfo.environment["LISTD_LONG_TESTS"] == "1"

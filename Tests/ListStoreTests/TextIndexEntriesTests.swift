@@ -93,20 +93,38 @@ import Testing
                     next += 1
                     let section = present[Int.random(in: 0..<present.count, using: &random)]
                     writes.append(
-                        (list, [.insertItem(section: section, item: NewItem(id: id("i\(next)"), model: try Self.model(&random)), at: 0)]))
+                        (
+                            list,
+                            [
+                                .insertItem(
+                                    section: section, item: NewItem(id: id("i\(next)"), model: try Self.model(&random)),
+                                    at: 0)
+                            ]
+                        ))
                 case 5...10 where item != nil:
                     writes.append((list, [.updateItem(id: item!, model: try Self.model(&random))]))
                 case 11 where item != nil:
                     // Changed twice in one write.
                     writes.append(
-                        (list, [.updateItem(id: item!, model: try Self.model(&random)), .updateItem(id: item!, model: try Self.model(&random))]))
+                        (
+                            list,
+                            [
+                                .updateItem(id: item!, model: try Self.model(&random)),
+                                .updateItem(id: item!, model: try Self.model(&random)),
+                            ]
+                        ))
                 case 12 where item != nil:
                     writes.append((list, [.deleteItem(id: item!)]))
                 case 13 where item != nil:
                     // Fails after changing the item: the write is rolled back inside the commit.
-                    writes.append((list, [.updateItem(id: item!, model: try Self.model(&random)), .deleteItem(id: id("missing"))]))
+                    writes.append(
+                        (
+                            list,
+                            [.updateItem(id: item!, model: try Self.model(&random)), .deleteItem(id: id("missing"))]
+                        ))
                 case 14 where present.count > 1:
-                    writes.append((list, [.deleteSection(id: present[Int.random(in: 0..<present.count, using: &random)])]))
+                    writes.append(
+                        (list, [.deleteSection(id: present[Int.random(in: 0..<present.count, using: &random)])]))
                 case 15 where present.count < sections.count:
                     if let missing = sections.map({ id($0) }).first(where: { !present.contains($0) }) {
                         writes.append((list, [.insertSection(NewSection(id: missing), at: 0)]))
@@ -114,7 +132,14 @@ import Testing
                 case 16:
                     next += 1
                     writes.append(
-                        (other, [.insertItem(section: id("o"), item: NewItem(id: id("o\(next)"), model: try Self.model(&random)), at: 0)]))
+                        (
+                            other,
+                            [
+                                .insertItem(
+                                    section: id("o"), item: NewItem(id: id("o\(next)"), model: try Self.model(&random)),
+                                    at: 0)
+                            ]
+                        ))
                 default:
                     break
                 }
@@ -137,7 +162,9 @@ import Testing
             case 0:
                 _ = try await store.replace(
                     list, name: nil,
-                    sections: [NewSection(id: id("a"), items: [NewItem(id: id("r\(round)"), model: try Self.model(&random))])],
+                    sections: [
+                        NewSection(id: id("a"), items: [NewItem(id: id("r\(round)"), model: try Self.model(&random))])
+                    ],
                     indexes: [], expectedVersion: nil)
             case 1:
                 _ = try await store.setTextIndex(false, on: list, progress: { _, _ in })
@@ -168,7 +195,8 @@ import Testing
         do {
             let store = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
             _ = try await store.createList(
-                id: list, name: "", sections: [NewSection(id: id("a"), items: [TextIndexTests.item("a1", "apple pie")])])
+                id: list, name: "", sections: [NewSection(id: id("a"), items: [TextIndexTests.item("a1", "apple pie")])]
+            )
             _ = try await store.setTextIndex(true, on: list, progress: { _, _ in })
             await store.close()
         }

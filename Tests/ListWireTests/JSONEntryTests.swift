@@ -15,9 +15,13 @@ import Testing
 
     @Test func diffsListdEntries() throws {
         func entry(_ id: String, _ model: String) -> JSONEntry { JSONEntry(id: id, model: JSONText(model)) }
-        let old = [ArraySection(model: entry("fruit", "{}"), items: [entry("apple", "{\"qty\":1}"), entry("pear", "{}")])]
+        let old = [
+            ArraySection(model: entry("fruit", "{}"), items: [entry("apple", "{\"qty\":1}"), entry("pear", "{}")])
+        ]
         let new = [
-            ArraySection(model: entry("fruit", "{\"title\":\"Fruit\"}"), items: [entry("pear", "{}"), entry("apple", "{\"qty\":2}")])
+            ArraySection(
+                model: entry("fruit", "{\"title\":\"Fruit\"}"),
+                items: [entry("pear", "{}"), entry("apple", "{\"qty\":2}")])
         ]
         let changeset = StagedChangeset(from: old, to: new)
         #expect(try changeset.apply(to: old) == new)
@@ -28,7 +32,10 @@ import Testing
         #expect(changeset.stages.count == 2)
         #expect(stage.sectionUpdated.isEmpty)
         #expect(changeset.stages.last?.sectionUpdated.map(\.model) == [entry("fruit", "{\"title\":\"Fruit\"}")])
-        #expect(stage.itemMoved == [ItemMove(from: ElementPath(element: 1, section: 0), to: ElementPath(element: 0, section: 0))])
+        #expect(
+            stage.itemMoved == [
+                ItemMove(from: ElementPath(element: 1, section: 0), to: ElementPath(element: 0, section: 0))
+            ])
         #expect(stage.itemUpdated.map(\.at) == [ElementPath(element: 0, section: 0)])
         #expect(stage.itemUpdated.map(\.item.model.text) == ["{\"qty\":2}"])
     }

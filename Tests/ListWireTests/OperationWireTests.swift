@@ -30,7 +30,9 @@ import Testing
     @Test func operationsRoundTrip() throws {
         var generator = SeededGenerator(seed: SeededGenerator.seed(for: "operationsRoundTrip"))
         for _ in 0..<SeededGenerator.cases(normal: 500, long: 200_000) {
-            let batch = (0..<Int.random(in: 0...5, using: &generator)).map { _ in Self.randomOperation(using: &generator) }
+            let batch = (0..<Int.random(in: 0...5, using: &generator)).map { _ in
+                Self.randomOperation(using: &generator)
+            }
             let body = JSONValue.object(["ops": .array(batch.map(\.json))])
             // Through bytes, as on the wire.
             let parsed = try JSONValue(parsing: body.serialized(), limits: JSONLimits(maxDepth: 256, maxBytes: 1 << 20))
@@ -56,7 +58,10 @@ import Testing
         (#"{"op":"moveSection","id":7,"to":1}"#, "op 4 (moveSection): \"id\" must be a string, not a number"),
         (#"{"op":"updateItem","id":"a"}"#, "op 4 (updateItem) needs \"model\" (any JSON value)"),
         (#"{"op":"insertSection"}"#, "op 4 (insertSection) needs \"section\""),
-        (#"{"op":"insertSection","section":{"items":[{"x":1}]}}"#, "op 4 (insertSection).section.items[0] has an unknown field \"x\""),
+        (
+            #"{"op":"insertSection","section":{"items":[{"x":1}]}}"#,
+            "op 4 (insertSection).section.items[0] has an unknown field \"x\""
+        ),
         (#"{"op":"insertItem","section":"s"}"#, "op 4 (insertItem) needs \"item\""),
     ])
     func badOperationsAreRefusedNamingTheField(text: String, detail: String) throws {
@@ -66,8 +71,12 @@ import Testing
     }
 
     @Test func aBatchNeedsOps() throws {
-        let error = #expect(throws: WireError.self) { try ListOperation.batch(try JSONValue(parsing: Array("{}".utf8))) }
+        let error = #expect(throws: WireError.self) {
+            try ListOperation.batch(try JSONValue(parsing: Array("{}".utf8)))
+        }
         #expect(error?.detail == "the body needs \"ops\": an array of operations")
-        #expect(throws: WireError.self) { try ListOperation.batch(try JSONValue(parsing: Array(#"{"ops":[],"x":1}"#.utf8))) }
+        #expect(throws: WireError.self) {
+            try ListOperation.batch(try JSONValue(parsing: Array(#"{"ops":[],"x":1}"#.utf8)))
+        }
     }
 }

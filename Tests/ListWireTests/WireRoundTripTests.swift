@@ -16,7 +16,9 @@ import Testing
     }
 
     static func randomValue(using generator: inout SeededGenerator, depth: Int) -> JSONValue {
-        let strings = ["", "a", "caf\u{E9}", "cafe\u{301}", "quote \" and \\ slash", "line\nbreak", "\u{1F600}", "\u{7}"]
+        let strings = [
+            "", "a", "caf\u{E9}", "cafe\u{301}", "quote \" and \\ slash", "line\nbreak", "\u{1F600}", "\u{7}",
+        ]
         switch Int.random(in: 0..<(depth > 2 ? 5 : 7), using: &generator) {
         case 0: return .null
         case 1: return .bool(Bool.random(using: &generator))
@@ -24,9 +26,10 @@ import Testing
         case 3: return .number(JSONNumber(floatLiteral: Double.random(in: -1e6...1e6, using: &generator)))
         case 4: return .string(strings.randomElement(using: &generator) ?? "")
         case 5:
-            return .array((0..<Int.random(in: 0...3, using: &generator)).map { _ in
-                randomValue(using: &generator, depth: depth + 1)
-            })
+            return .array(
+                (0..<Int.random(in: 0...3, using: &generator)).map { _ in
+                    randomValue(using: &generator, depth: depth + 1)
+                })
         default:
             var members: [(String, JSONValue)] = []
             for key in ["title", "qty", "done", "é", "z"] where Bool.random(using: &generator) {
@@ -44,7 +47,8 @@ import Testing
             let items = (0..<Int.random(in: 0...min(8, itemPool.count), using: &generator)).map { _ in
                 JSONEntry(id: itemPool.removeLast(), model: randomModel(using: &generator))
             }
-            return ArraySection(model: JSONEntry(id: sectionPool[index], model: randomModel(using: &generator)), items: items)
+            return ArraySection(
+                model: JSONEntry(id: sectionPool[index], model: randomModel(using: &generator)), items: items)
         }
     }
 
@@ -69,7 +73,8 @@ import Testing
                         JSONEntry(id: $0, model: randomModel(using: &generator))
                     }
                     new.insert(
-                        ArraySection(model: JSONEntry(id: id, model: randomModel(using: &generator)), items: Array(items)),
+                        ArraySection(
+                            model: JSONEntry(id: id, model: randomModel(using: &generator)), items: Array(items)),
                         at: Int.random(in: 0...new.count, using: &generator))
                 }
             default:
@@ -101,7 +106,8 @@ import Testing
         for _ in 0..<SeededGenerator.cases(normal: 200, long: 50_000) {
             let state = ListState(
                 id: "list-\(Int.random(in: 0..<100, using: &generator))", name: "Name \u{E9}\"",
-                epoch: "e\(Int.random(in: 0..<9, using: &generator))", version: Int64.random(in: 0...Int64.max, using: &generator),
+                epoch: "e\(Int.random(in: 0..<9, using: &generator))",
+                version: Int64.random(in: 0...Int64.max, using: &generator),
                 sections: Self.randomSections(using: &generator))
             let decoded = try ListState(json: try Self.parse(state.jsonBytes))
             #expect(decoded == state)
@@ -114,7 +120,9 @@ import Testing
         var stagesSeen = 0
         for _ in 0..<SeededGenerator.cases(normal: 300, long: 100_000) {
             let old = Self.randomSections(using: &generator)
-            let new = Bool.random(using: &generator) ? Self.edited(old, using: &generator) : Self.randomSections(using: &generator)
+            let new =
+                Bool.random(using: &generator)
+                ? Self.edited(old, using: &generator) : Self.randomSections(using: &generator)
             let changeset = ListChangeset(from: old, to: new)
 
             // Each stage alone: written, read back against the state it applies to, equal.
@@ -174,7 +182,10 @@ import Testing
         one.unchangedAnswer(list: "a", epoch: "e", version: 3)
         var writer = JSONWriter()
         writer.manyListsAnswer([(list: "a", json: one.bytes)], deleted: ["b"])
-        #expect(writer.text == #"{"lists":{"a":{"list":"a","epoch":"e","from":3,"to":3,"stages":[]},"b":{"list":"b","deleted":true}}}"#)
+        #expect(
+            writer.text
+                == #"{"lists":{"a":{"list":"a","epoch":"e","from":3,"to":3,"stages":[]},"b":{"list":"b","deleted":true}}}"#
+        )
         let decoded = try ChangeAnswer.manyLists(json: try Self.parse(writer.bytes))
         #expect(decoded.count == 2)
         #expect(decoded["a"]??.to == 3)
@@ -185,7 +196,8 @@ import Testing
     @Test func stageWireFormIsAPIs() throws {
         func entry(_ id: String, _ model: String) -> JSONEntry { JSONEntry(id: id, model: JSONText(model)) }
         let stage = ListStage(
-            sectionDeleted: [2], sectionInserted: [.init(at: 0, section: ArraySection(model: entry("s", "{}"), items: [entry("i", "1")]))],
+            sectionDeleted: [2],
+            sectionInserted: [.init(at: 0, section: ArraySection(model: entry("s", "{}"), items: [entry("i", "1")]))],
             sectionUpdated: [.init(at: 1, model: entry("t", #"{"a":1}"#))], sectionMoved: [SectionMove(from: 3, to: 1)],
             itemDeleted: [ElementPath(element: 4, section: 0)],
             itemInserted: [.init(at: ElementPath(element: 0, section: 1), item: entry("j", "null"))],
@@ -217,7 +229,8 @@ import Testing
     ])
     func badStagesAreRefusedNamingTheField(text: String, detail: String) throws {
         let before: ListSections = [
-            ArraySection(model: JSONEntry(id: "s", model: JSONText("{}")), items: [JSONEntry(id: "i", model: JSONText("1"))])
+            ArraySection(
+                model: JSONEntry(id: "s", model: JSONText("{}")), items: [JSONEntry(id: "i", model: JSONText("1"))])
         ]
         let error = #expect(throws: WireError.self) {
             try WireDecoding.stage(try Self.parse(Array(text.utf8)), before: before)
@@ -226,9 +239,12 @@ import Testing
     }
 
     @Test func answersMissingMembersAreRefused() throws {
-        #expect(throws: WireError.self) { try ChangeAnswer(json: try Self.parse(Array(#"{"list":"l","epoch":"e","from":1}"#.utf8))) }
         #expect(throws: WireError.self) {
-            try ChangeAnswer(json: try Self.parse(Array(#"{"list":"l","epoch":"e","from":1,"to":2,"reset":true}"#.utf8)))
+            try ChangeAnswer(json: try Self.parse(Array(#"{"list":"l","epoch":"e","from":1}"#.utf8)))
+        }
+        #expect(throws: WireError.self) {
+            try ChangeAnswer(
+                json: try Self.parse(Array(#"{"list":"l","epoch":"e","from":1,"to":2,"reset":true}"#.utf8)))
         }
         #expect(throws: WireError.self) { try ListState(json: try Self.parse(Array(#"{"id":"l","epoch":"e"}"#.utf8))) }
     }

@@ -129,7 +129,8 @@ public enum ListdBinary {
         process.standardOutput = pipe
         if stderr { process.standardError = pipe }
         let output = OutputLog(pipe.fileHandleForReading)
-        let status = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+        let status = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<Int32, any Error>) in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do { try process.run() } catch { continuation.resume(throwing: error) }
         }

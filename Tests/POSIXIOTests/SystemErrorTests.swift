@@ -1,6 +1,6 @@
 import Glibc
-import Testing
 import POSIXIO
+import Testing
 
 @Suite struct SystemErrorTests {
     @Test func namesTheCallAndTheReason() {

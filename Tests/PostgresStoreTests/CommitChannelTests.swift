@@ -36,7 +36,9 @@ final class Heard: Sendable {
     /// The highest version heard per list (deletions as -1).
     var latest: [String: Int64] {
         var latest: [String: Int64] = [:]
-        for commit in all { latest[commit.list.rawValue] = commit.deleted ? -1 : max(latest[commit.list.rawValue] ?? 0, commit.version) }
+        for commit in all {
+            latest[commit.list.rawValue] = commit.deleted ? -1 : max(latest[commit.list.rawValue] ?? 0, commit.version)
+        }
         return latest
     }
 }
@@ -51,7 +53,8 @@ final class Heard: Sendable {
                 let list = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
                 return Commit(
                     list: Identifier(list)!, epoch: Identifier.generate().rawValue,
-                    version: Int64.random(in: 1...Int64.max, using: &generator), deleted: Bool.random(using: &generator))
+                    version: Int64.random(in: 1...Int64.max, using: &generator), deleted: Bool.random(using: &generator)
+                )
             }
             let payloads = CommitChannel.payloads(commits)
             #expect(payloads.allSatisfy { $0.utf8.count <= CommitChannel.maxPayloadBytes })
@@ -128,7 +131,9 @@ struct CommitChannelTests {
             let heard = Heard()
             var configuration = CommitListener.Configuration()
             configuration.initialBackoff = .milliseconds(50)
-            let listener = CommitListener(url: database.url, configuration: configuration, logger: PostgresStoreTests.quiet) { heard.append($0) }
+            let listener = CommitListener(
+                url: database.url, configuration: configuration, logger: PostgresStoreTests.quiet
+            ) { heard.append($0) }
             try await listener.start()
             // 400 commits and the terminations, on a thread of their own (libpq blocks).
             let seed = SeededGenerator.seed(for: "terminatingTheListeningSession")

@@ -133,7 +133,10 @@ struct PostgresStoreTests {
                 let writer = step % 2 == 0 ? a : b
                 let asked = step % 3 == 0 ? a : b
                 let written = try await writer.apply(
-                    [.insertItem(section: section, item: NewItem(id: Identifier("n\(step)")!), at: (step * 53) % count)],
+                    [
+                        .insertItem(
+                            section: section, item: NewItem(id: Identifier("n\(step)")!), at: (step * 53) % count)
+                    ],
                     to: list, expectedVersion: version)
                 #expect(written.version == version + 1)
                 #expect(written.change != nil, "step \(step): the write recorded its net change")

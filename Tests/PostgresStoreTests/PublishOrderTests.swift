@@ -1,7 +1,8 @@
 import Foundation
 import ListStore
-@testable import PostgresStore
 import Testing
+
+@testable import PostgresStore
 
 /// ``PublishOrder`` on its own: a session's commits wait for this instance's
 /// earlier registered versions of the same list, not for later ones, other

@@ -98,14 +98,17 @@ struct WriterLaneLockingTests {
             let store = try await PostgresStore(
                 url: database.url, configuration: configuration, writers: 1, logger: PostgresStoreTests.quiet)
             for name in ["held", "free", "other"] {
-                _ = try await store.createList(id: Identifier(name)!, name: "", sections: [NewSection(id: Self.section)])
+                _ = try await store.createList(
+                    id: Identifier(name)!, name: "", sections: [NewSection(id: Self.section)])
             }
             let holder = try Self.hold("held", url: database.url)
 
             // Queue a write to the held list and two to free ones while the writer is held
             // after a commit, so that all three are in its next batch.
             gate.arm()
-            let opener = Task { try await store.apply(Self.insert("x"), to: Identifier("other")!, expectedVersion: nil) }
+            let opener = Task {
+                try await store.apply(Self.insert("x"), to: Identifier("other")!, expectedVersion: nil)
+            }
             try await waitUntil("the writer committed and waits") { gate.isHolding }
             let finished = Finished()
             let blocked = Task {
@@ -140,7 +143,9 @@ struct WriterLaneLockingTests {
             }
             #expect(try await free.value.version == 2)
             #expect(try await other.value.version == 3)
-            #expect(!finished.names.withLock { $0 }.contains("held"), "the held list's write ran under another session's lock")
+            #expect(
+                !finished.names.withLock { $0 }.contains("held"),
+                "the held list's write ran under another session's lock")
 
             // Released, the deferred write runs, once.
             try holder.execute("COMMIT")
@@ -149,7 +154,8 @@ struct WriterLaneLockingTests {
             let held = try await store.snapshot(of: Identifier("held")!)
             #expect(held.version == 2)
             #expect(held.sections[0].items.map(\.id) == [Identifier("h")!])
-            #expect(try await store.snapshot(of: Identifier("other")!).sections[0].items.map(\.id.rawValue) == ["x", "y"])
+            #expect(
+                try await store.snapshot(of: Identifier("other")!).sections[0].items.map(\.id.rawValue) == ["x", "y"])
             await store.close()
         }
     }

@@ -31,7 +31,8 @@ struct ConnectionTests {
         try await withDatabase { db, _ throws in
             let values: [PostgresValue] = [
                 .integer(0), .integer(.max), .integer(.min), .double(1.5), .double(-0.25), .bool(true), .bool(false),
-                .text(""), .text("ünïcödé ✓ 'quotes' \"double\" \\ backslash $1"), .bytes([]), .bytes([0, 1, 0xff, 0x5c]),
+                .text(""), .text("ünïcödé ✓ 'quotes' \"double\" \\ backslash $1"), .bytes([]),
+                .bytes([0, 1, 0xff, 0x5c]),
                 .null,
             ]
             for value in values {

@@ -54,12 +54,16 @@ struct MigrationTargetTests {
             let first = Migration(id: 1, name: "one", sql: "CREATE TABLE one (x int8);")
             try Migrator(migrations: [first]).migrate(db)
             let edited = Migration(id: 1, name: "one", sql: "CREATE TABLE one (x text);")
-            guard case .checksumMismatch(1, "one", _, _) = migrationError({ try Migrator(migrations: [edited]).migrate(db) })
+            guard
+                case .checksumMismatch(1, "one", _, _) = migrationError({
+                    try Migrator(migrations: [edited]).migrate(db)
+                })
             else {
                 Issue.record("an edited applied migration was not refused")
                 return
             }
-            guard case .unknownMigration(1, "one") = migrationError({ _ = try Migrator(migrations: []).pending(db) }) else {
+            guard case .unknownMigration(1, "one") = migrationError({ _ = try Migrator(migrations: []).pending(db) })
+            else {
                 Issue.record("an unknown applied migration was not refused")
                 return
             }

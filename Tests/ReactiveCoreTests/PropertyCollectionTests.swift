@@ -1,7 +1,7 @@
 import Foundation
+import ListdTestSupport
 import Synchronization
 import Testing
-import ListdTestSupport
 
 @testable import ReactiveCore
 
@@ -136,4 +136,3 @@ import ListdTestSupport
         #expect(collection.count == 2000)
     }
 }
-

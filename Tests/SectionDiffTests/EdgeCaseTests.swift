@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SectionDiff
 
 /// A named change with the exact stages expected.
@@ -85,7 +86,8 @@ let edgeCases: [EdgeCase] = [
         ]),
     EdgeCase(
         name: "update plus move of one item",
-        old: [section(1, [1, 2, 3])], new: [section(1, items: [TestItem(id: 2), TestItem(id: 3), TestItem(id: 1, version: 1)])],
+        old: [section(1, [1, 2, 3])],
+        new: [section(1, items: [TestItem(id: 2), TestItem(id: 3), TestItem(id: 1, version: 1)])],
         expected: [
             TestStage(itemMoved: [ItemMove(from: path(0, 0), to: path(0, 2))]),
             TestStage(itemUpdated: [.init(at: path(0, 2), item: TestItem(id: 1, version: 1))]),
@@ -113,7 +115,8 @@ let edgeCases: [EdgeCase] = [
         expected: [TestStage(sectionDeleted: [0, 1])]),
     EdgeCase(
         name: "delete, insert and update in one stage",
-        old: [section(1, [1, 2, 3])], new: [section(1, items: [TestItem(id: 1), TestItem(id: 4), TestItem(id: 3, version: 1)])],
+        old: [section(1, [1, 2, 3])],
+        new: [section(1, items: [TestItem(id: 1), TestItem(id: 4), TestItem(id: 3, version: 1)])],
         expected: [
             TestStage(
                 itemDeleted: [path(0, 1)], itemInserted: [.init(at: path(0, 1), item: TestItem(id: 4))],

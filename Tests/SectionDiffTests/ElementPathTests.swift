@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SectionDiff
 
 @Suite struct ElementPathTests {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import ListdTestSupport
+import Testing
+
 @testable import SectionDiff
 
 /// The shapes of random change the round trips draw from.
@@ -40,7 +41,9 @@ struct RandomCase {
         if profile == .empty {
             if chance(0.5) { new = [] } else if chance(0.5) { old = [] }
             if chance(0.5) {
-                new.append(section(fresh(), items: (0..<Int.random(in: 0...3, using: &random)).map { _ in TestItem(id: fresh()) }))
+                new.append(
+                    section(
+                        fresh(), items: (0..<Int.random(in: 0...3, using: &random)).map { _ in TestItem(id: fresh()) }))
             }
             self.new = new
             return

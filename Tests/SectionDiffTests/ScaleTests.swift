@@ -1,5 +1,6 @@
-import Testing
 import ListdTestSupport
+import Testing
+
 @testable import SectionDiff
 
 /// Patience sorting with a full binary search over the tails, as a reference for
@@ -137,14 +138,18 @@ struct ShapedItem: Diffable, Hashable, Sendable {
         let seed: UInt64 = 0x0F10_0000_0001
         var random = SeededGenerator(seed: seed)
         var oldItems = (0..<count).map { item($0) }
-        for _ in 0..<50 { oldItems[Int.random(in: 0..<count, using: &random)] = item(Int.random(in: 0..<count, using: &random)) }
+        for _ in 0..<50 {
+            oldItems[Int.random(in: 0..<count, using: &random)] = item(Int.random(in: 0..<count, using: &random))
+        }
         var newItems = oldItems
         for _ in 0..<200 {
             let moved = newItems.remove(at: Int.random(in: 0..<newItems.count, using: &random))
             newItems.insert(moved, at: Int.random(in: 0...newItems.count, using: &random))
             newItems[Int.random(in: 0..<newItems.count, using: &random)].version += 1
             newItems.remove(at: Int.random(in: 0..<newItems.count, using: &random))
-            newItems.insert(item(count + Int.random(in: 0..<1_000, using: &random)), at: Int.random(in: 0...newItems.count, using: &random))
+            newItems.insert(
+                item(count + Int.random(in: 0..<1_000, using: &random)),
+                at: Int.random(in: 0...newItems.count, using: &random))
         }
         typealias Section = ArraySection<ShapedItem, ShapedItem>
         let old = [Section(model: item(0), items: oldItems)]

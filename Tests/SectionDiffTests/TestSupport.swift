@@ -1,4 +1,5 @@
 import Testing
+
 @testable import SectionDiff
 
 /// A test element: an integer identity and a version; a version change is an update.
@@ -21,7 +22,6 @@ func section(_ id: Int, items: [TestItem], version: Int = 0) -> TestSection {
 }
 
 func path(_ section: Int, _ element: Int) -> ElementPath { ElementPath(element: element, section: section) }
-
 
 /// Length of the longest strictly increasing subsequence, by the quadratic
 /// textbook recurrence (deliberately not the engine's algorithm).
@@ -63,7 +63,9 @@ enum UIKitModel {
 
         let itemSources = stage.itemDeleted + stage.itemUpdated.map(\.at) + stage.itemMoved.map(\.from)
         for source in itemSources {
-            guard (0..<beforeCount).contains(source.section) else { throw reject("item \(source): no such section before") }
+            guard (0..<beforeCount).contains(source.section) else {
+                throw reject("item \(source): no such section before")
+            }
             guard !deletedSections.contains(source.section) else {
                 throw reject("item \(source) is in a section deleted in the same batch")
             }
@@ -76,7 +78,9 @@ enum UIKitModel {
         }
         let itemTargets = stage.itemInserted.map(\.at) + stage.itemMoved.map(\.to)
         for target in itemTargets {
-            guard (0..<afterCount).contains(target.section) else { throw reject("item \(target): no such section after") }
+            guard (0..<afterCount).contains(target.section) else {
+                throw reject("item \(target): no such section after")
+            }
             guard !insertedSections.contains(target.section) else {
                 throw reject("item \(target) goes into a section inserted in the same batch")
             }
@@ -103,10 +107,12 @@ enum UIKitModel {
         // beside any item change in that section in the same batch.
         for update in stage.sectionUpdated {
             let after = origin.firstIndex { $0 == update.at }
-            let touchedBefore = stage.itemDeleted.contains { $0.section == update.at }
+            let touchedBefore =
+                stage.itemDeleted.contains { $0.section == update.at }
                 || stage.itemUpdated.contains { $0.at.section == update.at }
                 || stage.itemMoved.contains { $0.from.section == update.at }
-            let touchedAfter = stage.itemInserted.contains { $0.at.section == after }
+            let touchedAfter =
+                stage.itemInserted.contains { $0.at.section == after }
                 || stage.itemMoved.contains { $0.to.section == after }
             if touchedBefore || touchedAfter {
                 throw reject("section \(update.at) is reloaded beside an item change in it")
@@ -192,7 +198,8 @@ func verify(
         do {
             model = try UIKitModel.apply(stage, to: state)
         } catch {
-            Issue.record("UIKit would reject stage \(number) (\(error)), \(context): \(stage)\nold: \(old)\nnew: \(new)")
+            Issue.record(
+                "UIKit would reject stage \(number) (\(error)), \(context): \(stage)\nold: \(old)\nnew: \(new)")
             throw error
         }
         let library = try stage.apply(to: state)
@@ -261,9 +268,11 @@ func verify(
     // Items from a deleted section to an inserted one park in a surviving
     // section; when every surviving section is updated, one of them has them.
     let survivingIDs = new.map(\.model.id).filter { oldSectionVersion[$0] != nil }
-    let everySurvivorUpdated = !survivingIDs.isEmpty && new.allSatisfy { s in
-        oldSectionVersion[s.model.id].map { $0 != s.model.version } ?? true
-    }
+    let everySurvivorUpdated =
+        !survivingIDs.isEmpty
+        && new.allSatisfy { s in
+            oldSectionVersion[s.model.id].map { $0 != s.model.version } ?? true
+        }
     if everySurvivorUpdated {
         for (item, after) in newItemsByID {
             if let before = oldItemsByID[item], !newSectionIDs.contains(before.section),
@@ -280,7 +289,8 @@ func verify(
             (minimum...minimum + 1).contains(changeset.stages.count),
             "expected \(minimum) or \(minimum + 1) stages, got \(changeset.stages.count), \(context)")
     } else {
-        #expect(changeset.stages.count == minimum, "expected \(minimum) stages, got \(changeset.stages.count), \(context)")
+        #expect(
+            changeset.stages.count == minimum, "expected \(minimum) stages, got \(changeset.stages.count), \(context)")
     }
     return verified
 }

@@ -10,7 +10,8 @@ import Testing
         _ method: HTTPMethod = .get, version: HTTPVersion = .http1_1, keepAlive: Bool = true,
         expectsContinue: Bool = false
     ) -> RequestHead {
-        RequestHead(method: method, target: "/", version: version, keepAlive: keepAlive, expectsContinue: expectsContinue)
+        RequestHead(
+            method: method, target: "/", version: version, keepAlive: keepAlive, expectsContinue: expectsContinue)
     }
 
     @Test func keepAliveRequestCycle() {
@@ -140,7 +141,8 @@ import Testing
     @Test func parseFailureSendsItsStatus() {
         var machine = Machine()
         _ = machine.bytesReceived()
-        let action = machine.parseFailed(HTTPParseError(status: .requestHeaderFieldsTooLarge, reason: "too many fields"))
+        let action = machine.parseFailed(
+            HTTPParseError(status: .requestHeaderFieldsTooLarge, reason: "too many fields"))
         #expect(action == .sendError(.requestHeaderFieldsTooLarge, detail: "too many fields"))
         #expect(!machine.acceptsInput)
     }

@@ -153,7 +153,10 @@ import Testing
     }
 
     @Test func theApplicationRendersTheServersRefusals() throws {
-        let (server, port) = try startServer({ $0.maxConnections = 1; $0.eventLoops = 1 }, handling: BrandedRefusalHandler())
+        let (server, port) = try startServer(
+            {
+                $0.maxConnections = 1; $0.eventLoops = 1
+            }, handling: BrandedRefusalHandler())
         defer { stop(server) }
         let slow = try TestClient(port: port)
         slow.send("GET / HTTP/1.1\r\nHo")
@@ -176,7 +179,9 @@ import Testing
     }
 
     @Test func connectionLimitAnswers503WithRetryAfter() throws {
-        let (server, port) = try startServer({ $0.maxConnections = 2; $0.eventLoops = 1 }) { _, responder in
+        let (server, port) = try startServer({
+            $0.maxConnections = 2; $0.eventLoops = 1
+        }) { _, responder in
             responder.respond(ok("x"))
         }
         defer { stop(server) }
@@ -330,10 +335,12 @@ import Testing
         let (server, port) = try startServer { _, responder in
             let stream = responder.startStream(Response(status: .ok, headers: ["Content-Type": "text/event-stream"]))
             // Far more than the socket buffers hold while the client does not read.
-            stream.write([UInt8](repeating: 0x61, count: 16 << 20), whenFlushed: {
-                flushed.append(1)
-                stream.finish()
-            })
+            stream.write(
+                [UInt8](repeating: 0x61, count: 16 << 20),
+                whenFlushed: {
+                    flushed.append(1)
+                    stream.finish()
+                })
         }
         defer { stop(server) }
         let client = try TestClient(port: port, receiveBuffer: 4096, timeoutSeconds: 20)

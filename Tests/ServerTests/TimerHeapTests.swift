@@ -1,5 +1,5 @@
-import Testing
 import ListdTestSupport
+import Testing
 
 @testable import Server
 
@@ -69,4 +69,3 @@ import ListdTestSupport
         }
     }
 }
-

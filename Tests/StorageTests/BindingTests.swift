@@ -1,6 +1,6 @@
 import CSQLite
-import Testing
 import ListdTestSupport
+import Testing
 
 @testable import Storage
 

@@ -1,7 +1,7 @@
 import Foundation
+import ListdTestSupport
 import Synchronization
 import Testing
-import ListdTestSupport
 
 @testable import Storage
 

@@ -1,9 +1,9 @@
 import CSQLite
 import Dispatch
 import Foundation
+import ListdTestSupport
 import Synchronization
 import Testing
-import ListdTestSupport
 
 @testable import Storage
 
@@ -173,7 +173,8 @@ import ListdTestSupport
 @Suite struct ImmutableConnectionTests {
     /// `listd migrate --dry-run` reads a database this way: it must leave no file behind.
     @Test func anImmutableReadCreatesNoLogFiles() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-immutable-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "listd-immutable-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("a?b#c%d.sqlite").path

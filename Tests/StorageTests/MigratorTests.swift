@@ -2,10 +2,9 @@ import CSQLite
 import Dispatch
 import Foundation
 import ListdTestSupport
+import SchemaMigration
 import Synchronization
 import Testing
-
-import SchemaMigration
 
 @testable import Storage
 

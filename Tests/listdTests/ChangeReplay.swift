@@ -13,7 +13,9 @@ enum ChangeReplay {
 
     /// The sections of a snapshot body (`{"sections": [...]}`).
     static func sections(ofSnapshot snapshot: JSONValue) throws -> Sections {
-        guard let sections = snapshot["sections"]?.arrayValue else { throw Failure(description: "no sections in \(snapshot.canonicalText.prefix(200))") }
+        guard let sections = snapshot["sections"]?.arrayValue else {
+            throw Failure(description: "no sections in \(snapshot.canonicalText.prefix(200))")
+        }
         return try WireDecoding.sections(sections)
     }
 
@@ -49,10 +51,13 @@ enum ChangeReplay {
                     return path?[0]?.intValue
                 }
             }
-            let removed = (ints("sectionDeleted") + (stage["sectionMoved"]?.arrayValue ?? []).compactMap { $0["from"]?.intValue })
-            let targets = ((stage["sectionInserted"]?.arrayValue ?? []).compactMap { $0["at"]?.intValue }
+            let removed =
+                (ints("sectionDeleted") + (stage["sectionMoved"]?.arrayValue ?? []).compactMap { $0["from"]?.intValue })
+            let targets =
+                ((stage["sectionInserted"]?.arrayValue ?? []).compactMap { $0["at"]?.intValue }
                 + (stage["sectionMoved"]?.arrayValue ?? []).compactMap { $0["to"]?.intValue }).sorted()
-            let before = Set(sections("itemDeleted", nil) + sections("itemUpdated", "at") + sections("itemMoved", "from"))
+            let before = Set(
+                sections("itemDeleted", nil) + sections("itemUpdated", "at") + sections("itemMoved", "from"))
             let after = Set(sections("itemInserted", "at") + sections("itemMoved", "to"))
             for update in stage["sectionUpdated"]?.arrayValue ?? [] {
                 guard let at = update["at"]?.intValue else { continue }

@@ -21,13 +21,18 @@ import Testing
         async let poll = server.get("/lists/l/changes?since=1&timeout=60")
         // Write once the poll is parked (a state, not a delay): its answer must then come
         // from the write (to = 2), since a timeout would answer to = 1 after 60 s.
-        #expect(await eventually(30) { (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true })
-        let write = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "moveItem", "id": "b", "to": 0]]])
+        #expect(
+            await eventually(30) { (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true }
+        )
+        let write = try await server.request(
+            "PATCH", "/lists/l", body: ["ops": [["op": "moveItem", "id": "b", "to": 0]]])
         #expect(write.status == 200)
         let answer = try await poll
         let value = try JSONValue(parsing: Array(answer.body))
         #expect(value["from"]?.intValue == 1 && value["to"]?.intValue == 2)
-        #expect(answer.text.contains(#""itemMoved":[{"from":[0,1],"to":[0,0]}]"#) || answer.text.contains(#""itemMoved":[{"from":[0,0],"to":[0,1]}]"#))
+        #expect(
+            answer.text.contains(#""itemMoved":[{"from":[0,1],"to":[0,0]}]"#)
+                || answer.text.contains(#""itemMoved":[{"from":[0,0],"to":[0,1]}]"#))
     }
 
     @Test func aLongPollThatTimesOutAnswersNoChange() async throws {
@@ -48,9 +53,11 @@ import Testing
         defer { server.stop() }
         try await makeList(server)
         for round in 0..<50 {
-            _ = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "updateItem", "id": "a", "model": ["n": round]]]])
+            _ = try await server.request(
+                "PATCH", "/lists/l", body: ["ops": [["op": "updateItem", "id": "a", "model": ["n": round]]]])
         }
-        _ = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "insertItem", "section": "s", "item": ["id": "tmp"]]]])
+        _ = try await server.request(
+            "PATCH", "/lists/l", body: ["ops": [["op": "insertItem", "section": "s", "item": ["id": "tmp"]]]])
         _ = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "deleteItem", "id": "tmp"]]])
         let answer = try await server.get("/lists/l/changes?since=1")
         let value = try JSONValue(parsing: Array(answer.body))
@@ -66,7 +73,8 @@ import Testing
         defer { server.stop() }
         try await makeList(server)
         for round in 0..<6 {
-            _ = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "updateItem", "id": "b", "model": ["n": round]]]])
+            _ = try await server.request(
+                "PATCH", "/lists/l", body: ["ops": [["op": "updateItem", "id": "b", "model": ["n": round]]]])
         }
         let current = try await snapshotSections(server, "l")
         for query in ["since=1", "since=999", "since=\(current.version)&epoch=someone-elses"] {
@@ -77,7 +85,8 @@ import Testing
             #expect(value["to"]?.intValue == current.version)
             #expect(try ChangeReplay.apply(value, to: []) == current.sections)
         }
-        let recent = try JSONValue(parsing: Array(try await server.get("/lists/l/changes?since=\(current.version - 2)").body))
+        let recent = try JSONValue(
+            parsing: Array(try await server.get("/lists/l/changes?since=\(current.version - 2)").body))
         #expect(recent["reset"] == nil, "inside the window: stages")
     }
 
@@ -88,7 +97,8 @@ import Testing
         async let capped = server.get("/lists/l/changes?since=1&timeout=20&maxChanges=0")
         async let plain = server.get("/lists/l/changes?since=1&timeout=20")
         async let many = server.request("POST", "/changes", body: ["lists": ["l": 1], "timeout": 20, "maxChanges": 0])
-        #expect(await eventually { (try? await server.get("/metrics").text.contains("listd_parked_waiters 3")) == true })
+        #expect(
+            await eventually { (try? await server.get("/metrics").text.contains("listd_parked_waiters 3")) == true })
         let write = try await server.request("PATCH", "/lists/l", body: ["ops": [["op": "deleteItem", "id": "a"]]])
         #expect(write.status == 200)
         let (cappedAnswer, plainAnswer, manyAnswer) = try await (capped, plain, many)
@@ -98,7 +108,8 @@ import Testing
         #expect(plainValue["reset"] == nil && plainValue["stages"]?.arrayValue?.count == 1)
         let manyValue = try JSONValue(parsing: Array(manyAnswer.body))
         #expect(manyValue["lists"]?["l"]?["reset"]?.boolValue == true)
-        #expect(try await server.request("POST", "/changes", body: ["lists": ["l": 1], "maxChanges": "x"]).status == 400)
+        #expect(
+            try await server.request("POST", "/changes", body: ["lists": ["l": 1], "maxChanges": "x"]).status == 400)
     }
 
     @Test func manyListsAtOnce() async throws {
@@ -116,7 +127,9 @@ import Testing
         #expect(lists["b"]?["to"]?.intValue == 2)
 
         let behind = try await server.request("POST", "/changes", body: ["lists": ["a": 1, "b": 1]])
-        #expect(try JSONValue(parsing: Array(behind.body))["lists"]?.objectValue?.keys == ["b"], "answers at once when behind")
+        #expect(
+            try JSONValue(parsing: Array(behind.body))["lists"]?.objectValue?.keys == ["b"],
+            "answers at once when behind")
         #expect(try await server.request("POST", "/changes", body: ["lists": ["nope": 1]]).status == 404)
     }
 
@@ -180,8 +193,9 @@ import Testing
             case .put(let body): reply = try await server.request("PUT", "/lists/l", body: body)
             case .ops(let ops): reply = try await server.request("PATCH", "/lists/l", body: ["ops": ops])
             }
-            #expect(reply.status == 200 || reply.status == 400 || reply.status == 404 || reply.status == 409,
-                    "round \(round): \(reply.status) \(reply.text)")
+            #expect(
+                reply.status == 200 || reply.status == 400 || reply.status == 404 || reply.status == 409,
+                "round \(round): \(reply.status) \(reply.text)")
             if reply.status == 200 {
                 // The write's own answer replays too.
                 let answer = try JSONValue(parsing: Array(reply.body))
@@ -190,13 +204,16 @@ import Testing
                 if answer["reset"]?.boolValue == true { resets += 1 }
                 reloadConflicts += ChangeReplay.reloadConflicts(answer)
                 let after = try await snapshotSections(server, "l")
-                #expect(try ChangeReplay.apply(answer, to: current.sections) == after.sections, "round \(round): write answer")
+                #expect(
+                    try ChangeReplay.apply(answer, to: current.sections) == after.sections,
+                    "round \(round): write answer")
                 history[after.version] = after.sections
                 landed += 1
             }
             let now = try await snapshotSections(server, "l")
             let since = history.keys.randomElement(using: &random) ?? 1
-            let changes = try JSONValue(parsing: Array(try await server.get("/lists/l/changes?since=\(since)&timeout=0").body))
+            let changes = try JSONValue(
+                parsing: Array(try await server.get("/lists/l/changes?since=\(since)&timeout=0").body))
             answers += 1
             stages += changes["stages"]?.arrayValue?.count ?? 0
             if changes["reset"]?.boolValue == true { resets += 1 }
@@ -209,7 +226,9 @@ import Testing
         #expect(landed * 10 >= rounds * 6, "only \(landed) of \(rounds) writes landed")
         // Every version asked is inside the kept history and of the list's epoch:
         // a reset here could only be one for size, which the contract forbids.
-        print("randomWritesReplayExactly: \(answers) answers, \(stages) stages, \(resets) resets, \(reloadConflicts) reloadSections conflicts")
+        print(
+            "randomWritesReplayExactly: \(answers) answers, \(stages) stages, \(resets) resets, \(reloadConflicts) reloadSections conflicts"
+        )
         #expect(resets == 0, "\(resets) of \(answers) answers were resets")
         #expect(reloadConflicts == 0, "\(reloadConflicts) section updates beside an item change in their section")
     }
@@ -222,7 +241,9 @@ enum ServerReplyBody {
 
 /// Random edits of a list, as ops or as a whole new snapshot.
 enum RandomEdits {
-    static func operations(for sections: ChangeReplay.Sections, random: inout SeededGenerator, nextID: inout Int) -> [[String: Any]] {
+    static func operations(for sections: ChangeReplay.Sections, random: inout SeededGenerator, nextID: inout Int)
+        -> [[String: Any]]
+    {
         var ops: [[String: Any]] = []
         let items = sections.flatMap { section in section.items.map { ($0.id, section.model.id) } }
         for _ in 0..<(1 + Int(random.next() % 3)) {
@@ -232,25 +253,39 @@ enum RandomEdits {
                 return "n\(nextID)"
             }
             if sections.isEmpty || roll == 0 {
-                ops.append(["op": "insertSection", "section": ["id": fresh(), "model": ["r": Int(random.next() % 9)],
-                            "items": (0..<Int(random.next() % 3)).map { _ in ["id": fresh()] }], "at": Int(random.next() % UInt64(sections.count + 1))])
+                ops.append([
+                    "op": "insertSection",
+                    "section": [
+                        "id": fresh(), "model": ["r": Int(random.next() % 9)],
+                        "items": (0..<Int(random.next() % 3)).map { _ in ["id": fresh()] },
+                    ], "at": Int(random.next() % UInt64(sections.count + 1)),
+                ])
                 continue
             }
             let section = sections[Int(random.next() % UInt64(sections.count))]
             switch roll {
             case 1: ops.append(["op": "updateSection", "id": section.model.id, "model": ["r": Int(random.next() % 9)]])
-            case 2: ops.append(["op": "moveSection", "id": section.model.id, "to": Int(random.next() % UInt64(sections.count))])
+            case 2:
+                ops.append([
+                    "op": "moveSection", "id": section.model.id, "to": Int(random.next() % UInt64(sections.count)),
+                ])
             case 3 where sections.count > 2: ops.append(["op": "deleteSection", "id": section.model.id])
             case 4, 3:
-                ops.append(["op": "insertItem", "section": section.model.id, "item": ["id": fresh(), "model": ["v": Int(random.next() % 5)]],
-                            "at": Int(random.next() % UInt64(section.items.count + 1))])
+                ops.append([
+                    "op": "insertItem", "section": section.model.id,
+                    "item": ["id": fresh(), "model": ["v": Int(random.next() % 5)]],
+                    "at": Int(random.next() % UInt64(section.items.count + 1)),
+                ])
             default:
                 guard let (item, _) = items.randomElement(using: &random) else { continue }
                 switch roll {
                 case 5: ops.append(["op": "updateItem", "id": item, "model": ["v": Int(random.next() % 5)]])
                 case 6:
                     let target = sections[Int(random.next() % UInt64(sections.count))]
-                    ops.append(["op": "moveItem", "id": item, "section": target.model.id, "to": Int(random.next() % UInt64(target.items.count + 1))])
+                    ops.append([
+                        "op": "moveItem", "id": item, "section": target.model.id,
+                        "to": Int(random.next() % UInt64(target.items.count + 1)),
+                    ])
                 default: ops.append(["op": "deleteItem", "id": item])
                 }
             }
@@ -258,7 +293,9 @@ enum RandomEdits {
         return ops
     }
 
-    static func reshuffled(_ sections: ChangeReplay.Sections, random: inout SeededGenerator, nextID: inout Int) -> [String: Any] {
+    static func reshuffled(_ sections: ChangeReplay.Sections, random: inout SeededGenerator, nextID: inout Int)
+        -> [String: Any]
+    {
         var pool = sections.flatMap(\.items).filter { _ in random.next() % 6 != 0 }
         pool.shuffle(using: &random)
         var kept = sections.filter { _ in random.next() % 5 != 0 }.shuffled(using: &random)
@@ -267,13 +304,20 @@ enum RandomEdits {
             kept.append(ArraySection(model: JSONEntry(id: "p\(nextID)", model: JSONText("{}")), items: []))
         }
         var result: [[String: Any]] = kept.map { section in
-            ["id": section.model.id, "model": random.next() % 4 == 0 ? ["r": Int(random.next() % 9)] : jsonObject(section.model.model.text), "items": [[String: Any]]()]
+            [
+                "id": section.model.id,
+                "model": random.next() % 4 == 0 ? ["r": Int(random.next() % 9)] : jsonObject(section.model.model.text),
+                "items": [[String: Any]](),
+            ]
         }
         guard !result.isEmpty else { return ["sections": []] }
         for item in pool {
             let index = Int(random.next() % UInt64(result.count))
             var items = result[index]["items"] as? [[String: Any]] ?? []
-            items.append(["id": item.id, "model": random.next() % 4 == 0 ? ["v": Int(random.next() % 5)] : jsonObject(item.model.text)])
+            items.append([
+                "id": item.id,
+                "model": random.next() % 4 == 0 ? ["v": Int(random.next() % 5)] : jsonObject(item.model.text),
+            ])
             result[index]["items"] = items
         }
         return ["sections": result]

@@ -99,7 +99,10 @@ struct ClusterEndToEndTests {
         let seed = (0..<100).map { ["id": "seed\($0)", "model": [:]] as [String: Any] }
         let created = try await servers[0].request(
             "POST", "/lists",
-            body: ["id": "shared", "name": "Shared", "sections": [["id": "s", "model": [:], "items": seed] as [String: Any]]])
+            body: [
+                "id": "shared", "name": "Shared",
+                "sections": [["id": "s", "model": [:], "items": seed] as [String: Any]],
+            ])
         #expect(created.status == 201)
 
         // Three ListClient follows parked on each instance. Each client knows all three
@@ -128,12 +131,19 @@ struct ClusterEndToEndTests {
         var acknowledged: [String] = []
         for step in 0..<60 {
             if step == 20 { kill(servers[2].process.processIdentifier, SIGKILL) }
-            let instance = step < 20 ? Int.random(in: 0..<3, using: &generator) : Int.random(in: 0..<2, using: &generator)
+            let instance =
+                step < 20 ? Int.random(in: 0..<3, using: &generator) : Int.random(in: 0..<2, using: &generator)
             let item = "i\(step)"
             let reply = try await servers[instance].request(
                 "PATCH", "/lists/shared",
-                body: ["ops": [["op": "insertItem", "section": "s", "item": ["id": item, "model": ["n": step]], "at": 0]]])
-            if reply.status == 200 { acknowledged.append(item) } else { Issue.record("write \(step): \(reply.status) \(reply.text)") }
+                body: [
+                    "ops": [["op": "insertItem", "section": "s", "item": ["id": item, "model": ["n": step]], "at": 0]]
+                ])
+            if reply.status == 200 {
+                acknowledged.append(item)
+            } else {
+                Issue.record("write \(step): \(reply.status) \(reply.text)")
+            }
         }
         #expect(acknowledged.count == 60)
         let final = try await ListClient(baseURL: urls[0], token: nil, transport: transport).list("shared")
@@ -141,7 +151,8 @@ struct ClusterEndToEndTests {
         let present = Set(final.sections.flatMap { $0.items.map(\.id) })
         #expect(Set(acknowledged).isSubset(of: present), "lost: \(Set(acknowledged).subtracting(present))")
 
-        #expect(await eventually(60) { logs.allSatisfy { $0.version == final.version } }, "every follower reached the end")
+        #expect(
+            await eventually(60) { logs.allSatisfy { $0.version == final.version } }, "every follower reached the end")
         for subscription in subscriptions { subscription.dispose() }
         for (index, log) in logs.enumerated() {
             let seen = log.seen.withLock { $0 }
@@ -151,7 +162,8 @@ struct ClusterEndToEndTests {
             #expect(seen.error == nil, "follower \(index): \(seen.error ?? "")")
             if index % 3 == 2 {
                 // Its instance died: the follow moved on, to the next instance in its client's list.
-                #expect(seen.failovers.first?.from == urls[2] && seen.failovers.first?.to == urls[0], "follower \(index)")
+                #expect(
+                    seen.failovers.first?.from == urls[2] && seen.failovers.first?.to == urls[0], "follower \(index)")
             } else {
                 #expect(seen.failovers.isEmpty, "follower \(index) left a live instance: \(seen.failovers)")
             }
@@ -169,7 +181,8 @@ struct ClusterEndToEndTests {
         let admin = try Connection(url: database.url)
         defer { admin.close() }
         var held = Held(sections: [], version: 1, epoch: "")
-        held.epoch = try JSONValue(parsing: Array(try await servers[1].get("/lists/shared").body))["epoch"]?.stringValue ?? ""
+        held.epoch =
+            try JSONValue(parsing: Array(try await servers[1].get("/lists/shared").body))["epoch"]?.stringValue ?? ""
 
         for round in 0..<5 {
             let before = held
@@ -191,7 +204,8 @@ struct ClusterEndToEndTests {
                     + "AND application_name = 'listd-listen'")[0].int64(0)
             #expect(killed == 2, "round \(round)")
             let write = try await servers[0].request(
-                "PATCH", "/lists/shared", body: ["ops": [["op": "insertSection", "section": ["id": "s\(round)", "model": [:]], "at": 0]]])
+                "PATCH", "/lists/shared",
+                body: ["ops": [["op": "insertSection", "section": ["id": "s\(round)", "model": [:]], "at": 0]]])
             #expect(write.status == 200, "\(write.text)")
             let answer = try await follower.value
             #expect(answer?.0.version == before.version + 1, "round \(round)")

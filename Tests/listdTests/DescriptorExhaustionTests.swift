@@ -110,7 +110,10 @@ final class LimitedListd: Sendable {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments =
             ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", try ListdBinary.url.path, "serve", "--port", "0"]
-            + ["--db", directory.appendingPathComponent("listd.sqlite").path, "--migrations", ListdProcess.migrations.path]
+            + [
+                "--db", directory.appendingPathComponent("listd.sqlite").path, "--migrations",
+                ListdProcess.migrations.path,
+            ]
             + ["--event-loops", "1"] + arguments
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
         let pipe = Pipe()
@@ -118,7 +121,9 @@ final class LimitedListd: Sendable {
         process.standardOutput = FileHandle.nullDevice
         output = OutputLog(pipe.fileHandleForReading)
         try process.run()
-        guard let port = await output.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(30)).flatMap({ Int($0) }),
+        guard
+            let port = await output.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(30))
+                .flatMap({ Int($0) }),
             let limit = await output.firstCapture(of: #"maxConnections=(\d+)"#, timeout: .seconds(5))
         else {
             process.terminate()
@@ -163,7 +168,9 @@ final class RawConnection: @unchecked Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             Glibc.close(fd)
@@ -236,7 +243,10 @@ final class RawConnection: @unchecked Sendable {
 
     private func takeReply() -> Reply? {
         let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = (0...max(0, received.count - 4)).first(where: { Array(received[$0..<min($0 + 4, received.count)]) == separator })
+        guard
+            let end = (0...max(0, received.count - 4)).first(where: {
+                Array(received[$0..<min($0 + 4, received.count)]) == separator
+            })
         else { return nil }
         let head = String(decoding: received[0..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let parts = head[0].split(separator: " ")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+
 @testable import listd
 
 @Suite struct EnvironmentResolverTests {

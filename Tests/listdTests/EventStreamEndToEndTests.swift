@@ -130,7 +130,8 @@ final class EventStreamReader: Sendable {
 @Suite(.serialized) struct EventStreamEndToEndTests {
     func makeList(_ server: ListdServer, _ id: String = "l", extraItems: Int = 0) async throws {
         let items = [["id": "a"], ["id": "b"]] + (0..<extraItems).map { ["id": "x\($0)"] }
-        let reply = try await server.request("POST", "/lists", body: ["id": id, "sections": [["id": "s", "items": items]]])
+        let reply = try await server.request(
+            "POST", "/lists", body: ["id": id, "sections": [["id": "s", "items": items]]])
         #expect(reply.status == 201)
     }
 
@@ -191,8 +192,10 @@ final class EventStreamReader: Sendable {
         // One write changing 3 items: more than 1, so the capped streams get the snapshot.
         try await patch(
             server,
-            [["op": "updateItem", "id": "a", "model": ["n": 1]], ["op": "updateItem", "id": "b", "model": ["n": 1]],
-             ["op": "updateItem", "id": "x0", "model": ["n": 1]]])
+            [
+                ["op": "updateItem", "id": "a", "model": ["n": 1]], ["op": "updateItem", "id": "b", "model": ["n": 1]],
+                ["op": "updateItem", "id": "x0", "model": ["n": 1]],
+            ])
         for stream in [capped, plain, many] { #expect(await eventually { stream.events.count == 1 }) }
         for stream in [capped, many] {
             let event = try #require(stream.events.first)
@@ -250,7 +253,9 @@ final class EventStreamReader: Sendable {
         let lists = stream.events.compactMap { try? JSONValue(parsing: Array($0.data.utf8))["list"]?.stringValue }
         #expect(Set(lists) == ["a", "b"])
         let lastID = try #require(stream.events.last?.id)
-        #expect(lastID.hasPrefix("a:") && lastID.hasSuffix(":2") && lastID.contains(",b:"), "the id names both lists: \(lastID)")
+        #expect(
+            lastID.hasPrefix("a:") && lastID.hasSuffix(":2") && lastID.contains(",b:"),
+            "the id names both lists: \(lastID)")
 
         let bad = try await server.get("/events?lists=a:1,a:2")
         #expect(bad.status == 400 && bad.text.contains("twice"))
@@ -276,7 +281,9 @@ final class EventStreamReader: Sendable {
     @Test func shutdownEndsStreamsCleanly() async throws {
         let server = try await ListdServer()
         try await makeList(server)
-        let streams = try (0..<3).map { _ in try EventStreamReader(port: server.port, target: "/lists/l/events?since=now") }
+        let streams = try (0..<3).map { _ in
+            try EventStreamReader(port: server.port, target: "/lists/l/events?since=now")
+        }
         for stream in streams { #expect(await eventually { stream.body.contains("retry:") }) }
         let started = Date()
         let status = server.stop()
@@ -294,7 +301,8 @@ final class EventStreamReader: Sendable {
         defer { server.stop() }
         // Made on a connection that closes, so that only the streams count.
         let create = try EventStreamReader(
-            port: server.port, target: "/lists", method: "POST", body: #"{"id": "l"}"#, headers: ["Connection": "close"])
+            port: server.port, target: "/lists", method: "POST", body: #"{"id": "l"}"#, headers: ["Connection": "close"]
+        )
         #expect(await eventually { create.isClosed })
         #expect(create.status == 201)
         // The server notices the closed connection a moment later: retry until admitted.
@@ -359,8 +367,10 @@ final class EventStreamReader: Sendable {
         defer { server.stop() }
         let preflight = try await server.request(
             "OPTIONS", "/lists/l",
-            headers: ["Origin": "http://app.test", "Access-Control-Request-Method": "PATCH",
-                      "Access-Control-Request-Headers": "authorization, if-match"])
+            headers: [
+                "Origin": "http://app.test", "Access-Control-Request-Method": "PATCH",
+                "Access-Control-Request-Headers": "authorization, if-match",
+            ])
         #expect(preflight.status == 204, "a preflight needs no token")
         #expect(preflight.header("Access-Control-Allow-Origin") == "http://app.test")
         for name in ["Authorization", "If-Match", "If-None-Match", "Last-Event-ID", "Content-Type"] {

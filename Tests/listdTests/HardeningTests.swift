@@ -11,7 +11,9 @@ import Testing
             "sections": [
                 [
                     "id": "fruit", "model": ["title": "Fruit"],
-                    "items": [["id": "apple", "model": [:]], ["id": "pear", "model": [:]], ["id": "plum", "model": [:]]],
+                    "items": [
+                        ["id": "apple", "model": [:]], ["id": "pear", "model": [:]], ["id": "plum", "model": [:]],
+                    ],
                 ]
             ],
         ]
@@ -78,7 +80,8 @@ import Testing
         #expect(try await server.request("POST", "/lists", body: ["id": "groceries"]).status == 201)
         let big = String(repeating: "x", count: 100)
         let replies = [
-            try await server.request("POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["title": big]]),
+            try await server.request(
+                "POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["title": big]]),
             try await server.request("PUT", "/lists/groceries/sections/veg", body: ["model": ["title": big]]),
         ]
         for reply in replies {
@@ -132,7 +135,8 @@ import Testing
 
         // Space returns (the big list goes), and writes work again without a restart.
         #expect(try await server.request("DELETE", "/lists/big").status == 204)
-        let written = try await server.request("POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["p": padding]])
+        let written = try await server.request(
+            "POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["p": padding]])
         #expect(written.status == 201, "\(written.text)")
     }
 
@@ -162,7 +166,9 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [])
 
         // On an existing, migrated database it changes nothing either.
-        #expect(try await ListdBinary.run(["migrate", "--db", database, "--migrations", ListdServer.migrations.path]).status == 0)
+        #expect(
+            try await ListdBinary.run(["migrate", "--db", database, "--migrations", ListdServer.migrations.path]).status
+                == 0)
         let before = try Self.files(in: directory)
         let again = try await ListdBinary.run(
             ["migrate", "--dry-run", "--db", database, "--migrations", ListdServer.migrations.path], stderr: true)

@@ -17,7 +17,10 @@ import Testing
             .deletingLastPathComponent()
     }
 
-    @Test(.enabled(if: node != nil || inCI, "node is not installed (apt-get install nodejs): the JavaScript client's tests are skipped"))
+    @Test(
+        .enabled(
+            if: node != nil || inCI,
+            "node is not installed (apt-get install nodejs): the JavaScript client's tests are skipped"))
     func nodeTestsPass() async throws {
         let node = try #require(Self.node, "CI=true and node is missing: install nodejs")
         let process = Process()

@@ -17,7 +17,8 @@ import Testing
         defer { server.stop() }
         let items: [[String: Any]] = (0..<Self.itemCount).map { ["id": "i\($0)", "model": ["n": $0]] }
         let created = try await server.request(
-            "POST", "/lists", body: ["id": "big", "sections": [["id": "s", "items": items], ["id": "t", "items": []]]],
+            "POST", "/lists",
+            body: ["id": "big", "sections": [["id": "s", "items": items], ["id": "t", "items": []]]],
             timeout: 120)
         #expect(created.status == 201, "\(created.text.prefix(600))")
         let initial = try await snapshotSections(server, "big")
@@ -30,7 +31,10 @@ import Testing
             [["op": "deleteItem", "id": "i99999"]],
             [["op": "moveItem", "id": "i20", "section": "t", "to": 0]],
             // A section update beside an item change in it: two stages.
-            [["op": "updateSection", "id": "s", "model": ["title": "S"]], ["op": "updateItem", "id": "i30", "model": [:]]],
+            [
+                ["op": "updateSection", "id": "s", "model": ["title": "S"]],
+                ["op": "updateItem", "id": "i30", "model": [:]],
+            ],
             (0..<50).map { ["op": "moveItem", "id": "i\(1000 + $0)", "to": 90_000 + $0] },
         ]
         var state = initial.sections
@@ -55,11 +59,14 @@ import Testing
         #expect(net.body.count < 20_000, "a \(net.body.count)-byte net answer for 57 touched items")
 
         // Opting into a reset for large changes.
-        let capped = try JSONValue(parsing: Array(try await server.get("/lists/big/changes?since=1&maxChanges=3").body), limits: Self.unlimited)
+        let capped = try JSONValue(
+            parsing: Array(try await server.get("/lists/big/changes?since=1&maxChanges=3").body), limits: Self.unlimited
+        )
         #expect(capped["reset"]?.boolValue == true)
         #expect(try ChangeReplay.apply(capped, to: []) == current.sections)
-        let small = try JSONValue(parsing: Array(
-            try await server.get("/lists/big/changes?since=\(current.version - 2)&maxChanges=1000").body))
+        let small = try JSONValue(
+            parsing: Array(
+                try await server.get("/lists/big/changes?since=\(current.version - 2)&maxChanges=1000").body))
         #expect(small["reset"] == nil)
         #expect(try await server.get("/lists/big/changes?since=1&maxChanges=-1").status == 400)
     }

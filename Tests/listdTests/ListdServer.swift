@@ -38,7 +38,9 @@ final class ListdServer: Sendable {
         var text: String { String(decoding: body, as: UTF8.self) }
         func json() throws -> Any { try JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) }
         func object() throws -> [String: Any] {
-            guard let object = try json() as? [String: Any] else { throw ServerFailure(description: "not an object: \(text)") }
+            guard let object = try json() as? [String: Any] else {
+                throw ServerFailure(description: "not an object: \(text)")
+            }
             return object
         }
         func header(_ name: String) -> String? {
@@ -50,7 +52,9 @@ final class ListdServer: Sendable {
     func request(
         _ method: String, _ path: String, body: Any? = nil, headers: [String: String] = [:], timeout: Double = 30
     ) async throws -> Reply {
-        guard let url = URL(string: path, relativeTo: baseURL) else { throw ServerFailure(description: "bad path \(path)") }
+        guard let url = URL(string: path, relativeTo: baseURL) else {
+            throw ServerFailure(description: "bad path \(path)")
+        }
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = method
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }

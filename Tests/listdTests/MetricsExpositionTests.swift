@@ -47,7 +47,8 @@ import Testing
 
         // Label names and order as before, and the values the requests above left.
         #expect(lines.contains(#"listd_http_requests_total{route="/lists",method="POST",status="201"} 1"#))
-        #expect(lines.contains(#"listd_http_requests_total{route="/lists/{list}/changes",method="GET",status="200"} 1"#))
+        #expect(
+            lines.contains(#"listd_http_requests_total{route="/lists/{list}/changes",method="GET",status="200"} 1"#))
         #expect(lines.contains("listd_change_answers_total 1"))
         #expect(lines.contains { $0.hasPrefix("listd_parked_waiters ") && Double($0.dropFirst(21)) == 0 })
         let writes = lines.first { $0.hasPrefix("listd_store_writes_total ") }
@@ -58,7 +59,9 @@ import Testing
         let bounds = lines.filter { $0.hasPrefix(prefix) }.compactMap { line -> String? in
             line.dropFirst(prefix.count).split(separator: "\"").first.map(String.init)
         }
-        let expected: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
+        let expected: [Double] = [
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+        ]
         #expect(bounds.dropLast().compactMap(Double.init) == expected)
         #expect(bounds.last == "+Inf")
         #expect(lines.contains(#"listd_http_request_duration_seconds_count{route="/lists"} 1"#))

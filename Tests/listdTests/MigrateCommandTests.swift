@@ -5,7 +5,8 @@ import Testing
 @Suite struct MigrateCommandTests {
     /// A temporary folder with a copy of the repository's migrations.
     final class Scratch {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-migrate-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "listd-migrate-\(UUID().uuidString)")
         var migrations: URL { directory.appendingPathComponent("Migrations") }
         var database: String { directory.appendingPathComponent("db.sqlite").path }
 
@@ -19,21 +20,28 @@ import Testing
 
     @Test func migratingTwiceIsHarmless() async throws {
         let scratch = try Scratch()
-        let first = try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+        let first = try await ListdBinary.run([
+            "migrate", "--db", scratch.database, "--migrations", scratch.migrations.path,
+        ])
         #expect(first.status == 0)
         #expect(first.output.contains("applied 0001_"))
-        let second = try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+        let second = try await ListdBinary.run([
+            "migrate", "--db", scratch.database, "--migrations", scratch.migrations.path,
+        ])
         #expect(second.status == 0)
         #expect(second.output.contains("up to date"))
     }
 
     @Test func aChangedMigrationIsRefusedWithAnExplanation() async throws {
         let scratch = try Scratch()
-        #expect(try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path]).status == 0)
+        #expect(
+            try await ListdBinary.run(["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path])
+                .status == 0)
         let file = try #require(
             try FileManager.default.contentsOfDirectory(at: scratch.migrations, includingPropertiesForKeys: nil)
                 .first { $0.lastPathComponent.hasPrefix("0001_") })
-        try (try String(contentsOf: file, encoding: .utf8) + "\n-- edited\n").write(to: file, atomically: true, encoding: .utf8)
+        try (try String(contentsOf: file, encoding: .utf8) + "\n-- edited\n").write(
+            to: file, atomically: true, encoding: .utf8)
         let refused = try await ListdBinary.run(
             ["migrate", "--db", scratch.database, "--migrations", scratch.migrations.path], stderr: true)
         #expect(refused.status != 0)
@@ -44,7 +52,10 @@ import Testing
     @Test func serveWithNoMigrateRefusesADatabaseThatNeedsMigrations() async throws {
         let scratch = try Scratch()
         let refused = try await ListdBinary.run(
-            ["serve", "--no-migrate", "--port", "0", "--db", scratch.database, "--migrations", scratch.migrations.path],
+            [
+                "serve", "--no-migrate", "--port", "0", "--db", scratch.database, "--migrations",
+                scratch.migrations.path,
+            ],
             stderr: true)
         #expect(refused.status != 0)
         #expect(refused.output.contains("needs migrations"))

@@ -19,7 +19,8 @@ import Testing
                 "POST", path, body: #"{"lists": {"groceries": \#(version)}, "timeout": "soon"}"#, timeout: 10)
             #expect(reply.status == 400, "\(path): \(reply.status) \(reply.text)")
             let problem = try reply.object()
-            #expect(problem["type"] as? String == "https://listd.dev/problems/invalid-request", "\(path): \(reply.text)")
+            #expect(
+                problem["type"] as? String == "https://listd.dev/problems/invalid-request", "\(path): \(reply.text)")
             #expect((problem["detail"] as? String)?.contains("timeout") == true, "\(path): \(reply.text)")
         }
 

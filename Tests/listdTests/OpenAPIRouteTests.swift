@@ -133,10 +133,13 @@ import Testing
             for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] where !served.contains(method) {
                 let reply = try await server.request(method, Self.concrete(path), timeout: 10)
                 #expect(reply.status == 405, "\(method) \(path) answered \(reply.status), so the route list misses it")
-                let allow = Set((reply.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                let allow = Set(
+                    (reply.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
                 var expectedAllow = served
                 if served.contains("GET") { expectedAllow.insert("HEAD") }
-                #expect(allow == expectedAllow, "Allow for \(path) is \(allow.sorted()), the list says \(expectedAllow.sorted())")
+                #expect(
+                    allow == expectedAllow,
+                    "Allow for \(path) is \(allow.sorted()), the list says \(expectedAllow.sorted())")
             }
         }
     }

@@ -9,10 +9,13 @@ struct PostgresMigrateCommandTests {
         let database = try await TestPostgres.createDatabase()
         defer { database.drop() }
         let migrations = ListdServer.migrations.path
-        let dry = try await ListdBinary.run(["migrate", "--store", database.url, "--migrations", migrations, "--dry-run"])
+        let dry = try await ListdBinary.run([
+            "migrate", "--store", database.url, "--migrations", migrations, "--dry-run",
+        ])
         #expect(dry.status == 0)
         #expect(
-            dry.output.contains("pending [\"0001_initial\", \"0002_item_indexes\", \"0003_renumberings\", \"0004_lists_to_prune\"]"),
+            dry.output.contains(
+                "pending [\"0001_initial\", \"0002_item_indexes\", \"0003_renumberings\", \"0004_lists_to_prune\"]"),
             "\(dry.output)")
         let first = try await ListdBinary.run(["migrate", "--store", database.url, "--migrations", migrations])
         #expect(first.status == 0)

@@ -19,7 +19,8 @@ import Testing
             }
             return ["id": "s\(section)", "items": items]
         }
-        let created = try await server.request("POST", "/lists", body: ["id": "big", "sections": sections], timeout: 120)
+        let created = try await server.request(
+            "POST", "/lists", body: ["id": "big", "sections": sections], timeout: 120)
         #expect(created.status == 201, "\(created.text.prefix(300))")
         let total = Self.sections * Self.perSection
 
@@ -68,8 +69,13 @@ import Testing
 
         // Maintained on write: an update moves an item into and out of the index.
         let patched = try await server.request(
-            "PATCH", "/lists/big", body: ["ops": [["op": "updateItem", "id": "i8", "model": ["k": 7, "name": "now seven"]],
-                                                  ["op": "updateItem", "id": "i7", "model": ["k": 70]]]])
+            "PATCH", "/lists/big",
+            body: [
+                "ops": [
+                    ["op": "updateItem", "id": "i8", "model": ["k": 7, "name": "now seven"]],
+                    ["op": "updateItem", "id": "i7", "model": ["k": 70]],
+                ]
+            ])
         #expect(patched.status == 200)
         #expect(try await page("/lists/big/items?where=k:7&limit=2").ids == ["i8", "i107"])
 

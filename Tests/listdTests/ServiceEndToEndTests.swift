@@ -1,17 +1,22 @@
 import Foundation
 import JSON
-import SectionDiff
 import ListdTestSupport
+import SectionDiff
 import Testing
 
 /// The real listd binary over HTTP: every route of the contract and its errors.
 @Suite(.serialized) struct ServiceEndToEndTests {
-    static var groceries: [String: Any] { [
-        "id": "groceries", "name": "Groceries",
-        "sections": [
-            ["id": "fruit", "model": ["title": "Fruit"], "items": [["id": "apple", "model": ["qty": 3, "done": false]]]]
-        ],
-    ] }
+    static var groceries: [String: Any] {
+        [
+            "id": "groceries", "name": "Groceries",
+            "sections": [
+                [
+                    "id": "fruit", "model": ["title": "Fruit"],
+                    "items": [["id": "apple", "model": ["qty": 3, "done": false]]],
+                ]
+            ],
+        ]
+    }
 
     @Test func aListsWholeLifecycle() async throws {
         let server = try await ListdServer()
@@ -41,12 +46,14 @@ import Testing
 
         let patched = try await server.request(
             "PATCH", "/lists/groceries",
-            body: ["ops": [
-                ["op": "insertSection", "section": ["id": "veg", "model": [:]], "at": 0],
-                ["op": "insertItem", "section": "veg", "item": ["id": "leek", "model": ["qty": 1]]],
-                ["op": "updateItem", "id": "apple", "model": ["qty": 4, "done": false]],
-                ["op": "moveItem", "id": "apple", "section": "veg", "to": 0],
-            ]])
+            body: [
+                "ops": [
+                    ["op": "insertSection", "section": ["id": "veg", "model": [:]], "at": 0],
+                    ["op": "insertItem", "section": "veg", "item": ["id": "leek", "model": ["qty": 1]]],
+                    ["op": "updateItem", "id": "apple", "model": ["qty": 4, "done": false]],
+                    ["op": "moveItem", "id": "apple", "section": "veg", "to": 0],
+                ]
+            ])
         #expect(patched.status == 200)
         let answer = try JSONValue(parsing: Array(patched.body))
         #expect(answer["from"]?.intValue == 1)
@@ -59,7 +66,8 @@ import Testing
         #expect(after.version == 2)
 
         let stale = try await server.request(
-            "PATCH", "/lists/groceries", body: ["ops": [["op": "deleteItem", "id": "leek"]]], headers: ["If-Match": etag])
+            "PATCH", "/lists/groceries", body: ["ops": [["op": "deleteItem", "id": "leek"]]],
+            headers: ["If-Match": etag])
         #expect(stale.status == 412)
         #expect(try stale.object()["type"] as? String == "https://listd.dev/problems/version-mismatch")
 
@@ -91,7 +99,8 @@ import Testing
         defer { server.stop() }
         _ = try await server.request("POST", "/lists", body: Self.groceries)
 
-        let section = try await server.request("POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["title": "Veg"], "at": 0])
+        let section = try await server.request(
+            "POST", "/lists/groceries/sections", body: ["id": "veg", "model": ["title": "Veg"], "at": 0])
         #expect(section.status == 201)
         #expect(section.header("Location") == "/lists/groceries/sections/veg")
         #expect(try section.object()["index"] as? Int == 0)
@@ -101,7 +110,8 @@ import Testing
         let itemID = try #require((try item.object()["item"] as? [String: Any])?["id"] as? String)
         #expect(item.header("Location") == "/lists/groceries/items/\(itemID)")
 
-        let moved = try await server.request("PATCH", "/lists/groceries/items/apple", body: ["section": "veg", "to": 0])
+        let moved = try await server.request(
+            "PATCH", "/lists/groceries/items/apple", body: ["section": "veg", "to": 0])
         #expect(moved.status == 200)
         #expect(try moved.object()["section"] as? String == "veg")
         #expect(try moved.object()["at"] as? [Int] == [0, 0])
@@ -110,11 +120,13 @@ import Testing
         #expect(try fetched.object()["at"] as? [Int] == [0, 0])
         #expect(fetched.text.contains(#""item":{"id":"apple","model":{"done":false,"qty":3}}"#))
 
-        let renamed = try await server.request("PATCH", "/lists/groceries/sections/veg", body: ["model": ["title": "Vegetables"], "to": 1])
+        let renamed = try await server.request(
+            "PATCH", "/lists/groceries/sections/veg", body: ["model": ["title": "Vegetables"], "to": 1])
         #expect(renamed.status == 200)
         #expect(try renamed.object()["index"] as? Int == 1)
 
-        let created = try await server.request("PUT", "/lists/groceries/items/pear", body: ["model": ["qty": 1], "section": "fruit"])
+        let created = try await server.request(
+            "PUT", "/lists/groceries/items/pear", body: ["model": ["qty": 1], "section": "fruit"])
         #expect(created.status == 201)
         let replaced = try await server.request("PUT", "/lists/groceries/items/pear", body: ["model": ["qty": 5]])
         #expect(replaced.status == 200)
@@ -123,7 +135,8 @@ import Testing
         #expect((sectionItems["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["apple", itemID])
 
         let replacedSection = try await server.request(
-            "PUT", "/lists/groceries/sections/fruit", body: ["model": ["title": "F"], "items": [["id": "apple"], ["id": "kiwi", "model": [:]]]])
+            "PUT", "/lists/groceries/sections/fruit",
+            body: ["model": ["title": "F"], "items": [["id": "apple"], ["id": "kiwi", "model": [:]]]])
         #expect(replacedSection.status == 200)
         let fruit = try replacedSection.object()["section"] as? [String: Any]
         #expect((fruit?["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["apple", "kiwi"])
@@ -139,18 +152,33 @@ import Testing
         let server = try await ListdServer()
         defer { server.stop() }
         let items: [[String: Any]] = (0..<25).map { index in
-            ["id": "i\(index)", "model": ["done": index % 2 == 0, "name": index % 5 == 0 ? "Red apple \(index)" : "pear", "tags": [index % 3 == 0 ? "red" : "blue"]]]
+            [
+                "id": "i\(index)",
+                "model": [
+                    "done": index % 2 == 0, "name": index % 5 == 0 ? "Red apple \(index)" : "pear",
+                    "tags": [index % 3 == 0 ? "red" : "blue"],
+                ],
+            ]
         }
-        _ = try await server.request("POST", "/lists", body: ["id": "q", "sections": [["id": "a", "items": Array(items[..<10])], ["id": "b", "items": Array(items[10...])]]])
+        _ = try await server.request(
+            "POST", "/lists",
+            body: [
+                "id": "q",
+                "sections": [["id": "a", "items": Array(items[..<10])], ["id": "b", "items": Array(items[10...])]],
+            ])
 
         func ids(_ path: String) async throws -> (ids: [String], next: String?) {
             let reply = try await server.get(path)
             #expect(reply.status == 200, "\(path): \(reply.text)")
             let object = try reply.object()
-            return ((object["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? [], object["next"] as? String)
+            return (
+                (object["items"] as? [[String: Any]])?.compactMap { $0["id"] as? String } ?? [],
+                object["next"] as? String
+            )
         }
         #expect(try await ids("/lists/q/items?where=done:false&section=a").ids == ["i1", "i3", "i5", "i7", "i9"])
-        #expect(try await ids("/lists/q/items?where=tags.0:red&where=done:true").ids == ["i0", "i6", "i12", "i18", "i24"])
+        #expect(
+            try await ids("/lists/q/items?where=tags.0:red&where=done:true").ids == ["i0", "i6", "i12", "i18", "i24"])
         #expect(try await ids("/lists/q/items?q=APPLE").ids == ["i0", "i5", "i10", "i15", "i20"])
 
         var seen: [String] = []
@@ -177,7 +205,9 @@ import Testing
         defer { server.stop() }
         _ = try await server.request("POST", "/lists", body: Self.groceries)
 
-        func problem(_ method: String, _ path: String, _ body: Any?, headers: [String: String] = [:]) async throws -> (Int, String, String) {
+        func problem(_ method: String, _ path: String, _ body: Any?, headers: [String: String] = [:]) async throws -> (
+            Int, String, String
+        ) {
             let reply = try await server.request(method, path, body: body, headers: headers)
             #expect(reply.header("Content-Type") == "application/problem+json", "\(method) \(path)")
             let object = try reply.object()
@@ -185,24 +215,33 @@ import Testing
         }
         var (status, type, detail) = try await problem("POST", "/lists", "{\"id\": ")
         #expect(status == 400 && type.hasSuffix("/invalid-json") && detail.contains("line 1"))
-        (status, type, detail) = try await problem("PATCH", "/lists/groceries", ["ops": [["op": "moveItem", "id": "apple", "index": 0]]])
+        (status, type, detail) = try await problem(
+            "PATCH", "/lists/groceries", ["ops": [["op": "moveItem", "id": "apple", "index": 0]]])
         #expect(status == 400 && detail.contains("op 0 (moveItem)") && detail.contains("\"index\""))
-        (status, type, detail) = try await problem("PATCH", "/lists/groceries", ["ops": [["op": "flyItem", "id": "apple"]]])
+        (status, type, detail) = try await problem(
+            "PATCH", "/lists/groceries", ["ops": [["op": "flyItem", "id": "apple"]]])
         #expect(status == 400 && detail.contains("unknown op \"flyItem\""))
-        (status, type, detail) = try await problem("PATCH", "/lists/groceries", ["ops": [["op": "insertItem", "section": "fruit", "item": ["id": "x"], "at": 7]]])
+        (status, type, detail) = try await problem(
+            "PATCH", "/lists/groceries",
+            ["ops": [["op": "insertItem", "section": "fruit", "item": ["id": "x"], "at": 7]]])
         #expect(status == 400 && type.hasSuffix("/position-out-of-range") && detail.contains("7"))
-        (status, type, detail) = try await problem("PATCH", "/lists/groceries", ["ops": [["op": "insertItem", "section": "fruit", "item": ["id": "apple"]]]])
+        (status, type, detail) = try await problem(
+            "PATCH", "/lists/groceries", ["ops": [["op": "insertItem", "section": "fruit", "item": ["id": "apple"]]]])
         #expect(status == 409 && type.hasSuffix("/duplicate-id") && detail.contains("apple"))
-        (status, type, detail) = try await problem("PATCH", "/lists/groceries", ["ops": [["op": "insertItem", "section": "fruit", "item": ["id": "bad id"]]]])
+        (status, type, detail) = try await problem(
+            "PATCH", "/lists/groceries", ["ops": [["op": "insertItem", "section": "fruit", "item": ["id": "bad id"]]]])
         #expect(status == 400 && type.hasSuffix("/invalid-id"))
-        (status, type, detail) = try await problem("POST", "/lists", ["id": "big", "sections": [["id": "s", "model": ["x": String(repeating: "a", count: 70_000)]]]])
+        (status, type, detail) = try await problem(
+            "POST", "/lists",
+            ["id": "big", "sections": [["id": "s", "model": ["x": String(repeating: "a", count: 70_000)]]]])
         #expect(status == 413 && type.hasSuffix("/model-too-large"))
         (status, type, detail) = try await problem("GET", "/nowhere", nil)
         #expect(status == 404)
         let wrongMethod = try await server.request("DELETE", "/changes")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.header("Allow") == "POST")
-        (status, type, detail) = try await problem("POST", "/lists", "<xml/>", headers: ["Content-Type": "application/xml"])
+        (status, type, detail) = try await problem(
+            "POST", "/lists", "<xml/>", headers: ["Content-Type": "application/xml"])
         #expect(status == 415)
         (status, type, detail) = try await problem("GET", "/lists/groceries/changes?since=abc", nil)
         #expect(status == 400 && detail.contains("since"))
@@ -222,13 +261,21 @@ import Testing
         #expect(anonymous.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
         #expect(try await server.get("/lists", headers: ["Authorization": "Bearer wrong"]).status == 401)
         #expect(try await server.get("/lists", headers: ["Authorization": "Bearer r-token"]).status == 200)
-        #expect(try await server.request("POST", "/lists", body: ["id": "x"], headers: ["Authorization": "Bearer r-token"]).status == 403)
-        #expect(try await server.request("POST", "/lists", body: ["id": "x"], headers: ["Authorization": "Bearer w-token"]).status == 201)
+        #expect(
+            try await server.request("POST", "/lists", body: ["id": "x"], headers: ["Authorization": "Bearer r-token"])
+                .status == 403)
+        #expect(
+            try await server.request("POST", "/lists", body: ["id": "x"], headers: ["Authorization": "Bearer w-token"])
+                .status == 201)
         #expect(!server.logText.contains("w-token") && !server.logText.contains("r-token"))
     }
 
     @Test func refusesToListenBeyondLoopbackWithoutAToken() async throws {
-        let result = try await ListdBinary.run(["serve", "--host", "0.0.0.0", "--port", "0", "--db", "/nonexistent/never-created.sqlite", "--migrations", ListdServer.migrations.path], stderr: true)
+        let result = try await ListdBinary.run(
+            [
+                "serve", "--host", "0.0.0.0", "--port", "0", "--db", "/nonexistent/never-created.sqlite",
+                "--migrations", ListdServer.migrations.path,
+            ], stderr: true)
         #expect(result.status != 0)
         #expect(result.output.contains("without a token"))
     }
@@ -252,9 +299,13 @@ import Testing
 }
 
 /// The current snapshot of a list as diff sections, with its version.
-func snapshotSections(_ server: ListdServer, _ list: String) async throws -> (sections: ChangeReplay.Sections, version: Int) {
+func snapshotSections(_ server: ListdServer, _ list: String) async throws -> (
+    sections: ChangeReplay.Sections, version: Int
+) {
     let reply = try await server.get("/lists/\(list)")
-    guard reply.status == 200 else { throw ServerFailure(description: "GET /lists/\(list): \(reply.status) \(reply.text)") }
+    guard reply.status == 200 else {
+        throw ServerFailure(description: "GET /lists/\(list): \(reply.status) \(reply.text)")
+    }
     let value = try JSONValue(parsing: Array(reply.body), limits: JSONLimits(maxDepth: 64, maxBytes: .max))
     return (try ChangeReplay.sections(ofSnapshot: value), value["version"]?.intValue ?? -1)
 }

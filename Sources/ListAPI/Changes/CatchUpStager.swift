@@ -1,5 +1,6 @@
 import Foundation
 import ListStore
+
 #if canImport(Glibc)
     import Glibc
 #endif

@@ -155,7 +155,9 @@ final class EventHub: Sendable {
                 state.byList[list]?.remove(id)
                 if state.byList[list]?.isEmpty ?? false {
                     state.byList[list] = nil
-                    if let subscription = state.subscriptions.removeValue(forKey: list) { unsubscribed.append(subscription) }
+                    if let subscription = state.subscriptions.removeValue(forKey: list) {
+                        unsubscribed.append(subscription)
+                    }
                 }
             }
             return unsubscribed
@@ -227,7 +229,7 @@ final class EventHub: Sendable {
                     list: list, from: max(0, cursor.version), epoch: cursor.epoch, maxChanges: key.maxChanges)
                 do throws(StoreError) {
                     outcomes.append((list, .answer(try await computer.answer(question))))
-                } catch where error.kind == .listNotFound {
+                } catch  where error.kind == .listNotFound {
                     outcomes.append((list, .deleted))
                 } catch {
                     // The store failed: end these streams; clients resume with Last-Event-ID.
@@ -247,8 +249,11 @@ final class EventHub: Sendable {
         // Members of a group hold the same cursors, so they get the same
         // events: the first member derives and frames them, the others adopt
         // its outcome and share the bytes.
-        var shared: (before: [Identifier: EventStreamMachine.Cursor], after: [Identifier: EventStreamMachine.Cursor],
-            events: [Event], bytes: [UInt8])?
+        var shared:
+            (
+                before: [Identifier: EventStreamMachine.Cursor], after: [Identifier: EventStreamMachine.Cursor],
+                events: [Event], bytes: [UInt8]
+            )?
         var again: [(GroupKey, Stream)] = []
         for stream in streams {
             let (events, bytes, followUp) = stream.machine.withLock {
@@ -257,7 +262,8 @@ final class EventHub: Sendable {
                 var bytes: [UInt8]
                 let action: EventStreamMachine.Action
                 if let shared,
-                    let adopted = machine.adopt(before: shared.before, after: shared.after, sent: !shared.events.isEmpty)
+                    let adopted = machine.adopt(
+                        before: shared.before, after: shared.after, sent: !shared.events.isEmpty)
                 {
                     (events, bytes, action) = (shared.events, shared.bytes, adopted)
                 } else {

@@ -172,7 +172,8 @@ struct EventStreamMachine: Sendable {
             let fields = part.split(separator: ":", omittingEmptySubsequences: false)
             guard fields.count == 2 || fields.count == 3, let list = Identifier(String(fields[0])) else {
                 throw .invalidParameter(
-                    "\(what) has \"\(part.prefix(80))\"; each entry must be list:version, list:now or list:epoch:version")
+                    "\(what) has \"\(part.prefix(80))\"; each entry must be list:version, list:now or list:epoch:version"
+                )
             }
             let versionText = fields[fields.count - 1]
             let version: Int64
@@ -182,7 +183,8 @@ struct EventStreamMachine: Sendable {
                 version = parsed
             } else {
                 throw .invalidParameter(
-                    "\(what) names version \"\(versionText.prefix(40))\" for list \(list); a version is a whole number ≥ 0 or now")
+                    "\(what) names version \"\(versionText.prefix(40))\" for list \(list); a version is a whole number ≥ 0 or now"
+                )
             }
             let epoch = fields.count == 3 && !fields[1].isEmpty ? String(fields[1]) : nil
             guard cursors.updateValue(Cursor(epoch: epoch, version: version), forKey: list) == nil else {

@@ -105,7 +105,7 @@ struct WaiterAnswers: Sendable {
                 let question = ChangeComputer.Question(
                     list: list, from: since, epoch: waiter.epochs[list], maxChanges: waiter.maxChanges)
                 answers.append(try await computer.answer(question))
-            } catch where error.kind == .listNotFound {
+            } catch  where error.kind == .listNotFound {
                 deleted.append(list)
             } catch {
                 waiter.responder.respond(Problem(error).response())
@@ -119,7 +119,8 @@ struct WaiterAnswers: Sendable {
     /// `{"lists": {"a": {answer}, "b": {"list": "b", "deleted": true}}}` (ListWire's form).
     static func manyBody(_ answers: [EncodedChangeAnswer], deleted: [Identifier]) -> [UInt8] {
         var writer = JSONWriter(capacity: answers.reduce(32) { $0 + $1.json.count + 16 })
-        writer.manyListsAnswer(answers.lazy.map { (list: $0.list.rawValue, json: $0.json) }, deleted: deleted.lazy.map(\.rawValue))
+        writer.manyListsAnswer(
+            answers.lazy.map { (list: $0.list.rawValue, json: $0.json) }, deleted: deleted.lazy.map(\.rawValue))
         return writer.bytes
     }
 
@@ -127,7 +128,8 @@ struct WaiterAnswers: Sendable {
         switch waiter.watch {
         case .one(let list):
             let since = waiter.since[list] ?? 0
-            let head = ListHead(id: list, epoch: waiter.epochs[list] ?? router.head(of: list)?.epoch ?? "", version: since)
+            let head = ListHead(
+                id: list, epoch: waiter.epochs[list] ?? router.head(of: list)?.epoch ?? "", version: since)
             respond(waiter, json: EncodedChangeAnswer.unchanged(head, from: since).json, compact: nil)
         case .many:
             respond(waiter, json: Self.manyBody([], deleted: []), compact: nil)

@@ -56,7 +56,8 @@ struct RequestDecoder: Sendable {
                 items.append(try item(element, context: "\(context).items[\(index)]"))
             }
         }
-        return NewSection(id: try fields.identifier("id"), model: try fields.model("model") ?? .emptyObject, items: items)
+        return NewSection(
+            id: try fields.identifier("id"), model: try fields.model("model") ?? .emptyObject, items: items)
     }
 
     /// An item as a client sends it: `{"id"?, "model"?}`.
@@ -89,7 +90,9 @@ struct RequestDecoder: Sendable {
 
     /// One op of a batch; see API.md for the eight shapes.
     func operation(_ value: JSONValue, index: Int) throws(Problem) -> ListStore.ListOperation {
-        try operation(try readWire { () throws(WireError) in try ListWire.ListOperation(json: value, index: index) }, index: index)
+        try operation(
+            try readWire { () throws(WireError) in try ListWire.ListOperation(json: value, index: index) }, index: index
+        )
     }
 
     /// A wire operation as the store's: ids checked (`invalid-id`), models within the limits (`invalid-model`).
@@ -139,7 +142,8 @@ struct RequestDecoder: Sendable {
             return .updateItem(id: try id(itemID), model: try model(itemModel, in: context))
         case .moveItem(let itemID, let section, let to):
             return .moveItem(
-                id: try id(itemID), section: try FieldReader.identifier(section, context: context, key: "section"), to: to)
+                id: try id(itemID), section: try FieldReader.identifier(section, context: context, key: "section"),
+                to: to)
         case .deleteItem(let itemID):
             return .deleteItem(id: try id(itemID))
         }

@@ -31,7 +31,8 @@ public final class ServiceMetrics: Sendable {
                 name: "listd_http_requests_total", help: "HTTP requests answered, by route, method and status."),
             Family(
                 name: "listd_http_request_duration_seconds",
-                help: "Time from a request's arrival at the service to its answer, by route (long-polls include their wait).",
+                help:
+                    "Time from a request's arrival at the service to its answer, by route (long-polls include their wait).",
                 buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]),
             Family(
                 name: "listd_change_answers_total",

@@ -101,7 +101,8 @@ extension ListService {
                 guard value.numberValue != nil, let parsed = try? changeTimeout(value.canonicalText) else {
                     let maximum = Int(configuration.maxChangeTimeout / .seconds(1))
                     throw .invalidRequest(
-                        "the body's \"timeout\" must be a number of seconds from 0 to \(maximum), not \(value.briefText)")
+                        "the body's \"timeout\" must be a number of seconds from 0 to \(maximum), not \(value.briefText)"
+                    )
                 }
                 bodyTimeout = parsed
             }
@@ -114,7 +115,8 @@ extension ListService {
             }
             if let value = fields.value("maxChanges") {
                 guard let number = value.int64Value, number >= 0, number <= Int64(Int32.max) else {
-                    throw .invalidRequest("the body's \"maxChanges\" must be a whole number ≥ 0, not \(value.briefText)")
+                    throw .invalidRequest(
+                        "the body's \"maxChanges\" must be a whole number ≥ 0, not \(value.briefText)")
                 }
                 maxChanges = Int(number)
             } else {
@@ -165,7 +167,8 @@ extension ListService {
         }
         if text == "now" { return .now }
         guard let version = Int64(text), version >= 0 else {
-            throw .invalidParameter("since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
+            throw .invalidParameter(
+                "since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
         }
         return .version(version)
     }
@@ -203,7 +206,8 @@ extension ListService {
                 throw .invalidRequest("\"lists\" has an invalid list id \"\(key.prefix(140))\"")
             }
             guard let number = version.int64Value, number >= 0 else {
-                throw .invalidRequest("\"lists\".\(key) must be a version (a whole number ≥ 0), not \(version.briefText)")
+                throw .invalidRequest(
+                    "\"lists\".\(key) must be a version (a whole number ≥ 0), not \(version.briefText)")
             }
             versions[id] = number
         }

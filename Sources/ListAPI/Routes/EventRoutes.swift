@@ -92,7 +92,8 @@ extension ListService {
                 duration: ContinuousClock.now - context.started)
             let output = responder.responder.startStream(head)
             switch eventHub.open(
-                output: output, cursors: cursors, maxChanges: maxChanges, onCancel: { responder.onCancel($0) }) {
+                output: output, cursors: cursors, maxChanges: maxChanges, onCancel: { responder.onCancel($0) })
+            {
             case .opened: break
             case .shuttingDown:
                 output.write(Array(": listd is shutting down; reconnect\n\n".utf8))

@@ -37,7 +37,8 @@ extension ListService {
         let created = try await storeCall { () throws(StoreError) in
             try await store.addIndex(path, to: list) { done, total in
                 logger.info(
-                    "indexing items", metadata: ["list": "\(list)", "path": "\(dotted)", "done": "\(done)", "total": "\(total)"])
+                    "indexing items",
+                    metadata: ["list": "\(list)", "path": "\(dotted)", "done": "\(done)", "total": "\(total)"])
             }
         }
         logger.info(
@@ -74,15 +75,18 @@ extension ListService {
         let started = ContinuousClock.now
         let created = try await storeCall { () throws(StoreError) in
             try await store.setTextIndex(true, on: list) { done, total in
-                logger.info("indexing item text", metadata: ["list": "\(list)", "done": "\(done)", "total": "\(total)"])
+                logger.info(
+                    "indexing item text", metadata: ["list": "\(list)", "done": "\(done)", "total": "\(total)"])
             }
         }
         if created {
-            logger.info("text index built", metadata: ["list": "\(list)", "duration": "\(ContinuousClock.now - started)"])
+            logger.info(
+                "text index built", metadata: ["list": "\(list)", "duration": "\(ContinuousClock.now - started)"])
         }
         let head = try await head(of: list)
         return listAnswer(
-            context, head, status: created ? .created : .ok, location: created ? "\(Self.location(list))/text-index" : nil
+            context, head, status: created ? .created : .ok,
+            location: created ? "\(Self.location(list))/text-index" : nil
         ) { writer in
             writer.key("text")
             writer.bool(true)
@@ -97,7 +101,8 @@ extension ListService {
         }
         guard dropped else {
             throw Problem(
-                slug: "unknown-index", title: "No such index", status: 404, detail: "list \"\(list)\" has no text index")
+                slug: "unknown-index", title: "No such index", status: 404, detail: "list \"\(list)\" has no text index"
+            )
         }
         return Response(status: .noContent)
     }

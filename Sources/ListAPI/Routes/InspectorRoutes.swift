@@ -11,7 +11,8 @@ extension ListService {
         guard let file = InspectorAssets.files[name] else {
             return Problem(
                 slug: "not-found", title: "No such file", status: 404,
-                detail: "the inspector has no file \"\(name.prefix(80))\"; it serves \(InspectorAssets.files.keys.sorted().joined(separator: ", "))"
+                detail:
+                    "the inspector has no file \"\(name.prefix(80))\"; it serves \(InspectorAssets.files.keys.sorted().joined(separator: ", "))"
             ).response()
         }
         var headers = HTTPHeaders()

@@ -31,7 +31,8 @@ extension ListService {
         let id = item.id ?? Identifier.generate()
         item.id = id
         let expected = try await expectedVersion(context, list: list)
-        let (_, after) = try await write([.insertItem(section: section, item: item, at: at)], to: list, expected: expected)
+        let (_, after) = try await write(
+            [.insertItem(section: section, item: item, at: at)], to: list, expected: expected)
         return try itemAnswer(context, after, id, in: list, status: .created, location: Self.location(list, item: id))
     }
 
@@ -60,7 +61,9 @@ extension ListService {
             var created = false
             if let existing = snapshot.item(id) {
                 if let section, section != existing.section.id {
-                    guard let (_, target) = snapshot.section(section) else { throw Self.unknownSection(section, in: list) }
+                    guard let (_, target) = snapshot.section(section) else {
+                        throw Self.unknownSection(section, in: list)
+                    }
                     operations.append(.moveItem(id: id, section: section, to: target.items.count))
                 }
                 if existing.item.model != model { operations.append(.updateItem(id: id, model: model)) }
@@ -146,7 +149,8 @@ extension ListService {
             }
             guard issuedFor == list.rawValue else {
                 throw .invalidCursor(
-                    "after is a cursor for list \"\(issuedFor.prefix(128))\", not \"\(list)\"; start again without after")
+                    "after is a cursor for list \"\(issuedFor.prefix(128))\", not \"\(list)\"; start again without after"
+                )
             }
             return decoded
         }
@@ -208,7 +212,8 @@ extension ListService {
     /// The list a cursor was issued for and the store's cursor, or nil when this server did not
     /// make it.
     static func decodeCursor(_ text: String) -> (list: String, cursor: String)? {
-        guard text.count <= 2048, text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        guard text.count <= 2048,
+            text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
         else {
             return nil
         }

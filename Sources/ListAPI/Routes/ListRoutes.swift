@@ -141,7 +141,7 @@ extension ListService {
         do throws(StoreError) {
             result = try await store.replace(
                 list, name: name, sections: sections, indexes: indexes, expectedVersion: expected)
-        } catch where error.kind == .listNotFound && expected == nil {
+        } catch  where error.kind == .listNotFound && expected == nil {
             let snapshot = try await storeCall { () throws(StoreError) in
                 try await store.createList(id: list, name: name ?? "", sections: sections, indexes: indexes)
             }
@@ -181,7 +181,8 @@ extension ListService {
         let etag = ListHead(id: result.list, epoch: result.epoch, version: result.version).etag
         let answer: EncodedChangeAnswer
         if !result.changed {
-            answer = .unchanged(ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
+            answer = .unchanged(
+                ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
         } else if let change = result.change {
             router.note(change.head)
             answer = computer.recorded(change)

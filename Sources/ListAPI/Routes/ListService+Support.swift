@@ -55,10 +55,12 @@ extension ListService {
             return nil
         }
         if header == "*" { return nil }
-        guard header.hasPrefix("\""), header.hasSuffix("\""), header.count >= 3, !header.dropFirst().dropLast().contains("\"")
+        guard header.hasPrefix("\""), header.hasSuffix("\""), header.count >= 3,
+            !header.dropFirst().dropLast().contains("\"")
         else {
             throw .invalidHeader(
-                "If-Match must be one ETag such as \"\\\"<epoch>-<version>\\\"\" or \"\\\"<version>\\\"\", got \(header.prefix(80))")
+                "If-Match must be one ETag such as \"\\\"<epoch>-<version>\\\"\" or \"\\\"<version>\\\"\", got \(header.prefix(80))"
+            )
         }
         let tag = header.dropFirst().dropLast()
         let epoch: Substring?
@@ -77,7 +79,8 @@ extension ListService {
             let current = try await head(of: list)
             if current.epoch != epoch {
                 throw .preconditionFailed(
-                    "If-Match names epoch \(epoch) but list \"\(list)\" is now epoch \(current.epoch) (it was deleted and created again)")
+                    "If-Match names epoch \(epoch) but list \"\(list)\" is now epoch \(current.epoch) (it was deleted and created again)"
+                )
             }
         }
         return version
@@ -107,7 +110,8 @@ extension ListService {
         guard let text = context.request.queryValue(name), !text.isEmpty else { return defaultValue }
         guard let value = Int(text), range.contains(value) else {
             throw .invalidParameter(
-                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(40))\"")
+                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text.prefix(40))\""
+            )
         }
         return value
     }

@@ -46,7 +46,7 @@ extension ListService {
             }
             do throws(Problem) {
                 return try await attempt(snapshot, snapshot.version)
-            } catch where error.status == 412 && demanded == nil && tries < 5 {
+            } catch  where error.status == 412 && demanded == nil && tries < 5 {
                 tries += 1
             }
         }
@@ -123,7 +123,9 @@ extension ListService {
                 if fields.has("model"), wanted.model != current.model {
                     operations.append(.updateSection(id: id, model: wanted.model))
                 }
-                if replacesItems { operations += Self.itemOperations(placing: wanted.items, in: id, snapshot: snapshot) }
+                if replacesItems {
+                    operations += Self.itemOperations(placing: wanted.items, in: id, snapshot: snapshot)
+                }
             } else {
                 created = true
                 var section = wanted

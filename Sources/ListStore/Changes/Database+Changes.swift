@@ -38,8 +38,10 @@ extension Database {
             if kind == ListWriter.Kind.section.rawValue {
                 let id = row.identifier(1)
                 if touched.sections[id] == nil && !sectionsGone.contains(id) {
-                    let before = existed
-                        ? TouchedEntities.SectionState(key: row.optionalInt64(4) ?? 0, model: row.optionalText(5) ?? "null")
+                    let before =
+                        existed
+                        ? TouchedEntities.SectionState(
+                            key: row.optionalInt64(4) ?? 0, model: row.optionalText(5) ?? "null")
                         : nil
                     var after: TouchedEntities.SectionState?
                     if let key = row.optionalInt64(9), let model = row.optionalText(10) {
@@ -61,8 +63,11 @@ extension Database {
                             model: row.optionalText(5) ?? "null")
                     }
                     var after: TouchedEntities.ItemState?
-                    if let section = row.optionalText(6), let key = row.optionalInt64(7), let model = row.optionalText(8) {
-                        after = TouchedEntities.ItemState(section: Identifier(storedText: section), key: key, model: model)
+                    if let section = row.optionalText(6), let key = row.optionalInt64(7),
+                        let model = row.optionalText(8)
+                    {
+                        after = TouchedEntities.ItemState(
+                            section: Identifier(storedText: section), key: key, model: model)
                     }
                     if before != nil || after != nil {
                         touched.items[id] = (before, after)
@@ -138,7 +143,8 @@ extension Database {
         var index = ListIndex()
         index.sections = RankedKeys(
             sorted: try rows(
-                "SELECT position FROM sections WHERE list_id = ? ORDER BY position", [list.sql]) { $0.int64(0) })
+                "SELECT position FROM sections WHERE list_id = ? ORDER BY position", [list.sql]
+            ) { $0.int64(0) })
         var section: Identifier?
         var keys: [Int64] = []
         try forEach(

@@ -78,7 +78,8 @@ package final class IndexBoard: Sendable {
             }
             state.clock += 1
             let bytes = index.byteCount
-            state.entries[list] = Entry(epoch: epoch, version: version, index: index, bytes: bytes, lastUse: state.clock)
+            state.entries[list] = Entry(
+                epoch: epoch, version: version, index: index, bytes: bytes, lastUse: state.clock)
             state.bytes += bytes
             while state.bytes > budget, state.entries.count > 1 {
                 guard let coldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key,

@@ -49,7 +49,9 @@ extension ListReader {
             case .material(let head, let index, let fromRows, let movedForward, let touched):
                 do throws(IndexMismatch) {
                     let condensed = try touched.condense(with: index)
-                    if fromRows || movedForward { board.publish(index, of: list, epoch: head.epoch, version: head.version) }
+                    if fromRows || movedForward {
+                        board.publish(index, of: list, epoch: head.epoch, version: head.version)
+                    }
                     return .change(
                         NetChange(
                             list: list, epoch: head.epoch, from: version, to: head.version, old: condensed.old,

@@ -99,7 +99,8 @@ struct TouchedEntities {
         let sectionEntries = sections.map { (id: $0.key, before: $0.value.before, after: $0.value.after) }
         let sectionsNow = sectionEntries.compactMap(\.after?.key).sorted()
         for key in sectionsNow where !index.sections.contains(key) {
-            throw IndexMismatch("a touched section's key \(key) is not in the index of \(index.sections.count) section keys")
+            throw IndexMismatch(
+                "a touched section's key \(key) is not in the index of \(index.sections.count) section keys")
         }
         let untouchedSections = index.sections.count - sectionsNow.count
         guard untouchedSections >= 0 else {
@@ -146,7 +147,8 @@ struct TouchedEntities {
             func below(_ key: Int64) throws(IndexMismatch) -> Int {
                 let below = (keys?.rank(below: key) ?? 0) - Self.lowerBound(key, in: now)
                 guard (0...untouched).contains(below) else {
-                    throw IndexMismatch("\(below) untouched items below key \(key) in section \(section), of \(untouched)")
+                    throw IndexMismatch(
+                        "\(below) untouched items below key \(key) in section \(section), of \(untouched)")
                 }
                 return below
             }
@@ -169,8 +171,15 @@ struct TouchedEntities {
         func condensedItems(of section: Identifier, _ entries: [Entry]) -> [CondensedItem] {
             guard let runs = itemRuns[section] else { return [] }
             let ordered = entries.sorted { ($0.below, $0.state.key) < ($1.below, $1.state.key) }
-            return runs.merge(ordered.map { (below: $0.below, value: CondensedItem.item(
-                id: $0.id, model: Model(trustedCanonicalText: $0.state.model))) }) {
+            return runs.merge(
+                ordered.map {
+                    (
+                        below: $0.below,
+                        value: CondensedItem.item(
+                            id: $0.id, model: Model(trustedCanonicalText: $0.state.model))
+                    )
+                }
+            ) {
                 CondensedItem.untouched(run: $0, count: $1)
             }
         }
@@ -183,17 +192,23 @@ struct TouchedEntities {
                 let below = try untouchedSectionsBelow(before.key)
                 sectionSplits.append(below)
                 oldSections.append(
-                    (below, before.key,
-                     .section(id: entry.id, model: Model(trustedCanonicalText: before.model),
-                              items: condensedItems(of: entry.id, itemsBefore[entry.id] ?? []))))
+                    (
+                        below, before.key,
+                        .section(
+                            id: entry.id, model: Model(trustedCanonicalText: before.model),
+                            items: condensedItems(of: entry.id, itemsBefore[entry.id] ?? []))
+                    ))
             }
             if let after = entry.after {
                 let below = try untouchedSectionsBelow(after.key)
                 sectionSplits.append(below)
                 newSections.append(
-                    (below, after.key,
-                     .section(id: entry.id, model: Model(trustedCanonicalText: after.model),
-                              items: condensedItems(of: entry.id, itemsAfter[entry.id] ?? []))))
+                    (
+                        below, after.key,
+                        .section(
+                            id: entry.id, model: Model(trustedCanonicalText: after.model),
+                            items: condensedItems(of: entry.id, itemsAfter[entry.id] ?? []))
+                    ))
             }
         }
         let sectionRuns = Runs(total: untouchedSections, splits: sectionSplits, firstID: 0)
