@@ -4,7 +4,7 @@ import Glibc
 
 // MARK: nchan
 
-// The other side of issue 16's fan-out figure: nginx with the nchan module
+// The other side of issue 21's fan-out figure: nginx with the nchan module
 // (nchan.conf, started by fanout.sh), measured as `parked` and `streams`
 // measure listd. nchan's locations: POST /pub/{channel} publishes;
 // /sub/lp/{channel} is a long-poll subscriber, /sub/es/{channel} an

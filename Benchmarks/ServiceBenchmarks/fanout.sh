@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16's fan-out figure, listd and nginx + nchan in the same run (loopback only):
+# Issue 21's fan-out figure, listd and nginx + nchan in the same run (loopback only):
 #   long-poll: COUNT parked long-polls, one write, time to the last answer
 #              (listd: ServiceBenchmarks parked; nchan: ServiceBenchmarks nchan-parked)
 #   SSE:       COUNT event streams, one write, time to the last event
