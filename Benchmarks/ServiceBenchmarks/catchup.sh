@@ -24,8 +24,7 @@ echo "cores: $(nproc); load average: $(cat /proc/loadavg)"
 for round in $(seq "$rounds"); do
     for build in $builds; do
         start_listd_of "$build"
-        list_path="$("$bin/ServiceBenchmarks" make "$port" "$items" catchup)"  # /lists/<id>
-        list="${list_path##*/}"
+        make_list "$items" catchup
         # History to catch up through: more than 10,000 versions before measuring.
         while :; do
             rate 3 > /dev/null

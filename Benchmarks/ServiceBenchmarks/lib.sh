@@ -45,4 +45,9 @@ start_listd() {
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && return; sleep 0.1; done
     cat "$work/listd.log"; exit 1
 }
+# make_list ITEMS ID: a list of ITEMS items in the running listd; sets list_path (/lists/ID) and list.
+make_list() {
+    list_path="$("$bin/ServiceBenchmarks" make "$port" "$1" "$2")"
+    list="${list_path##*/}"
+}
 stop_listd() { kill "$listd_pid"; wait "$listd_pid" 2>/dev/null || true; listd_pid=""; }

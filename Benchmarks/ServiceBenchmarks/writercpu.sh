@@ -41,8 +41,7 @@ echo "cores: $(nproc); load average: $(cat /proc/loadavg)"
 for round in $(seq "$rounds"); do
     for build in $builds; do
         start_listd_of "$build"
-        list_path="$("$bin/ServiceBenchmarks" make "$port" "$items" writercpu)"  # /lists/<id>
-        list="${list_path##*/}"
+        make_list "$items" writercpu
         LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "http://127.0.0.1:$port" > /dev/null
         measure "round $round, $build, no followers"
         "$bin/ServiceBenchmarks" sse-hold "$port" "$list" "$followers" $((duration + 30)) > "$work/hold.txt" &
