@@ -272,15 +272,16 @@ public final class PostgresStore: Store {
         }
     }
 
-    /// How many jobs (writes and net-change reads) wait for a writer session (for tests that need one queued).
+    /// How many jobs (writes, index declarations) wait for a writer session (for tests that need one queued).
     package var queuedWrites: Int { lanes.reduce(0) { $0 + $1.count } }
 
     /// How many reads wait for a reader session (for tests that need one queued).
     package var queuedReads: Int { reads.count }
 
     /// The writer session that takes the jobs of `list` (``lane(of:among:)``).
-    /// The list's rank index lives in that session, so its net-change reads go
-    /// there too. A job without a list takes turns.
+    /// The list's hot rank index lives in that session, which publishes it for
+    /// the reader sessions' net-change reads (``IndexBoard``). A job without a
+    /// list takes turns.
     func lane(of list: Identifier?) -> Int {
         guard let list else {
             return nextFreeLane.add(1, ordering: .relaxed).newValue % writers
