@@ -42,13 +42,19 @@ struct WaiterAnswers: Sendable {
                 later.append(waiter)
                 continue
             }
-            if compactBody == nil { compactBody = recordedAnswer.json + [UInt8(ascii: "\n")] }
-            metrics.served(recordedAnswer)
-            respond(waiter, json: recordedAnswer.json, compact: compactBody)
+            respond(waiter, with: recordedAnswer, compact: &compactBody)
         }
         if !later.isEmpty {
             Task { await self.answer(later, list: list, since: since, shared: recordedAnswer) }
         }
+    }
+
+    /// Answers a single-list waiter with `answer`, the group's compact body
+    /// serialized once into `compact` and shared by every waiter after.
+    private func respond(_ waiter: ChangeHub.Parked, with answer: EncodedChangeAnswer, compact: inout [UInt8]?) {
+        if compact == nil { compact = answer.json + [UInt8(ascii: "\n")] }
+        metrics.served(answer)
+        respond(waiter, json: answer.json, compact: compact)
     }
 
     /// Answers `waiters` of `list` since `since` with `shared` (computed when `nil`).
@@ -80,9 +86,7 @@ struct WaiterAnswers: Sendable {
                     waiter.responder.respond(Problem(error).response())
                 }
             case (.one, .success(let answer)):
-                if compactBody == nil { compactBody = answer.json + [UInt8(ascii: "\n")] }
-                metrics.served(answer)
-                respond(waiter, json: answer.json, compact: compactBody)
+                respond(waiter, with: answer, compact: &compactBody)
             case (.one, .failure(let error)):
                 waiter.responder.respond(Problem(error).response())
             case (.many, _):
