@@ -40,7 +40,8 @@ let package = Package(
         .target(name: "ReactiveTesting", dependencies: ["ReactiveCore"]),
         .target(name: "SectionDiff"),
         .target(name: "JSON"),
-        .target(name: "ListWire", dependencies: ["JSON", "SectionDiff"]),
+        .target(name: "ListModel", dependencies: ["JSON"]),
+        .target(name: "ListWire", dependencies: ["ListModel", "JSON", "SectionDiff"]),
 
         // MARK: Storage
         .target(name: "SchemaMigration", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -49,14 +50,17 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "Storage", "SchemaMigration", "JSON",
+                "ListModel", "Storage", "SchemaMigration", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         .target(
             name: "PostgresStore",
-            dependencies: ["ListStore", "Postgres", "Storage", "SchemaMigration", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ListModel", "ListStore", "Postgres", "Storage", "SchemaMigration",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
 
         // MARK: HTTP
@@ -75,7 +79,7 @@ let package = Package(
         .target(
             name: "ListAPI",
             dependencies: [
-                "HTTP", "Server", "ListStore", "ListWire", "JSON", "SectionDiff", "ReactiveCore",
+                "HTTP", "Server", "ListModel", "ListStore", "ListWire", "JSON", "SectionDiff", "ReactiveCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -88,7 +92,7 @@ let package = Package(
         .target(
             name: "ListClient",
             dependencies: [
-                "ReactiveCore", "SectionDiff", "JSON", "ListWire",
+                "ReactiveCore", "SectionDiff", "JSON", "ListModel", "ListWire",
                 .target(name: "HTTPClient", condition: .when(platforms: [.linux])),
                 .target(name: "HTTP", condition: .when(platforms: [.linux])),
                 .target(name: "POSIXIO", condition: .when(platforms: [.linux])),
@@ -141,7 +145,8 @@ let package = Package(
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",
             exclude: [
-                "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua", "query.sh", "lib.sh", "compare.sh",
+                "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua",
+                "query.sh", "lib.sh", "compare.sh",
                 "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh",
             ]
         ),
@@ -157,7 +162,9 @@ let package = Package(
         .testTarget(name: "ReactiveCoreTests", dependencies: ["ListdTestSupport", "ReactiveCore", "ReactiveTesting"]),
         .testTarget(name: "SectionDiffTests", dependencies: ["ListdTestSupport", "SectionDiff"]),
         .testTarget(name: "JSONTests", dependencies: ["ListdTestSupport", "JSON"]),
-        .testTarget(name: "ListWireTests", dependencies: ["ListdTestSupport", "ListWire", "JSON", "SectionDiff"]),
+        .testTarget(name: "ListModelTests", dependencies: ["ListdTestSupport", "ListModel", "JSON"]),
+        .testTarget(
+            name: "ListWireTests", dependencies: ["ListdTestSupport", "ListModel", "ListWire", "JSON", "SectionDiff"]),
         .testTarget(name: "SchemaMigrationTests", dependencies: ["ListdTestSupport", "SchemaMigration"]),
         .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage", "SchemaMigration"]),
         .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),

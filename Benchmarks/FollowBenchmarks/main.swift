@@ -261,12 +261,15 @@ await withTaskGroup(of: Void.self) { group in
                 insertedID = "n\(number)"
                 ops = [
                     .insertItem(
-                        section: section, id: "n\(number)", model: ["qty": .number(JSONNumber(Int64(number)))], at: 0)
+                        section: Identifier(section)!,
+                        item: NewItem(
+                            id: Identifier("n\(number)")!, model: ["qty": .number(JSONNumber(Int64(number)))]),
+                        at: 0)
                 ]
             case 1:
-                if let id = writes.takeInserted() { ops = [.deleteItem(id: id)] } else { fallthrough }
-            case 2: ops = [.moveItem(id: item, section: section, to: 0)]
-            default: ops = [.updateItem(id: item, model: ["qty": .number(JSONNumber(Int64(number)))])]
+                if let id = writes.takeInserted() { ops = [.deleteItem(id: Identifier(id)!)] } else { fallthrough }
+            case 2: ops = [.moveItem(id: Identifier(item)!, section: Identifier(section)!, to: 0)]
+            default: ops = [.updateItem(id: Identifier(item)!, model: ["qty": .number(JSONNumber(Int64(number)))])]
             }
             let sent = ContinuousClock.now
             do {

@@ -4,6 +4,7 @@
 //
 // Usage: StoreBenchmarks [--callers N] [--seconds S] [--normal-sync] [--store postgres://…] [--writers N]
 import Foundation
+import ListModel
 import ListStore
 import PostgresStore
 
@@ -51,7 +52,7 @@ let store: any BenchedStore =
     } else {
         try await SQLiteStore(path: directory.appendingPathComponent("bench.sqlite").path, configuration: configuration)
     }
-let section = Identifier("s")!
+let section = Identifier("s")
 let lists = (0..<16).map { Identifier("list\($0)")! }
 for list in lists { _ = try await store.createList(id: list, name: "bench", sections: [NewSection(id: section)]) }
 
@@ -105,7 +106,7 @@ do {
             .insertItem(
                 section: section, item: NewItem(id: Identifier("b\(batch)-\(index)")!), at: index % 2 == 0 ? 0 : nil)
         }
-        _ = try await store.apply(ops, to: Identifier("list0")!, expectedVersion: nil)
+        _ = try await store.apply(ops, to: Identifier("list0"), expectedVersion: nil)
     }
     let elapsed = Date().timeIntervalSince(start)
     let after = store.counters

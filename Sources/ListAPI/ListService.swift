@@ -1,7 +1,9 @@
 import Foundation
 import HTTP
 import JSON
+import ListModel
 import ListStore
+import ListWire
 import Logging
 import ReactiveCore
 import Server

@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 import ListStore
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListModel
 import ListWire
 import Synchronization
 
@@ -105,12 +106,15 @@ public final class ListClient: Sendable {
         guard let lists = body["lists"]?.arrayValue else { throw .invalid("GET /lists: no lists array") }
         var summaries: [ListSummary] = []
         for entry in lists {
-            guard let id = entry["id"]?.stringValue, let epoch = entry["epoch"]?.stringValue,
+            guard let text = entry["id"]?.stringValue, let epoch = entry["epoch"]?.stringValue,
                 let version = entry["version"]?.int64Value
             else { throw .invalid("GET /lists: an entry needs id, epoch and version") }
+            guard let id = Identifier(text) else {
+                throw .invalid("GET /lists: \"\(text.prefix(140))\" is not an id")
+            }
             summaries.append(
                 ListSummary(
-                    id: id, name: entry["name"]?.stringValue ?? "", epoch: epoch, version: version,
+                    head: ListHead(id: id, epoch: epoch, version: version), name: entry["name"]?.stringValue ?? "",
                     sectionCount: entry["sectionCount"]?.intValue ?? 0, itemCount: entry["itemCount"]?.intValue ?? 0))
         }
         return ListPage(lists: summaries, next: body["next"]?.stringValue)
@@ -479,22 +483,6 @@ public final class ListClient: Sendable {
         return milliseconds.rounded() == milliseconds && Int64(milliseconds) % 1000 == 0
             ? String(Int64(milliseconds) / 1000) : String(format: "%.3f", milliseconds / 1000)
     }
-}
-
-/// One entry of `GET /lists`.
-public struct ListSummary: Sendable, Equatable {
-    /// The list's id.
-    public var id: String
-    /// The list's name.
-    public var name: String
-    /// The list's epoch.
-    public var epoch: String
-    /// The list's current version.
-    public var version: Int64
-    /// How many sections it holds.
-    public var sectionCount: Int
-    /// How many items it holds.
-    public var itemCount: Int
 }
 
 /// A page of `GET /lists`.

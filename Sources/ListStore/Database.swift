@@ -1,3 +1,4 @@
+import ListModel
 import Storage
 
 /// A database session other than SQLite's, as the list store drives it:
@@ -236,11 +237,4 @@ extension Int {
 
 extension String {
     var sql: SQLValue { .text(self) }
-}
-
-extension Identifier {
-    /// An id read back from the database, which holds only validated ids.
-    init(storedText: String) {
-        self.rawValue = storedText
-    }
 }

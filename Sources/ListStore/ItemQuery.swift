@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 
 /// A filtered, paginated read of a list's items (`GET /lists/{list}/items`).
 public struct ItemQuery: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 import Storage
 
 extension ListReader {
@@ -374,7 +375,8 @@ extension ListReader {
 
     static func matches(_ model: Model, _ query: ItemQuery) throws(StoreError) -> Bool {
         if query.conditions.isEmpty && query.text == nil { return true }
-        let value = try model.jsonValue()
+        let value: JSONValue
+        do { value = try model.jsonValue() } catch { throw StoreError(.invalidModel, error.detail) }
         for condition in query.conditions {
             guard let found = value.value(atPath: condition.path),
                 found.canonicalText == condition.value.canonicalText

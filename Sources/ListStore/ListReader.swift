@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListModel
 import Storage
 
 /// Reads lists on a reader thread; each public read runs in one read transaction.

@@ -1,3 +1,4 @@
+import ListModel
 import Storage
 
 /// Rules for declared index paths (`PUT /lists/{list}/indexes/{path}`).

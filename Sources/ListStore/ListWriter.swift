@@ -1,4 +1,5 @@
 import Foundation
+import ListModel
 import Storage
 
 /// Applies writes to the database on the writer thread, inside the writer's

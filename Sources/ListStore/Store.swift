@@ -1,3 +1,5 @@
+import ListModel
+
 /// The list store: the only thing the service knows about persistence.
 ///
 /// Nothing here mentions a database so that listd can later run several

@@ -1,3 +1,5 @@
+import ListModel
+
 /// Why a store call failed, with a detail a person can act on.
 ///
 /// The kind tells the service which HTTP status to answer (404 for the

@@ -1,73 +1,47 @@
 import JSON
+import ListModel
 
-/// One operation of `PATCH /lists/{list}` (API.md), applied in order with the
-/// others of its batch in one transaction: written by clients with ``json``,
-/// read by the server with ``init(json:index:)``.
+/// The JSON form of ``ListModel/ListOperation``, one operation of
+/// `PATCH /lists/{list}` (API.md): written by clients with ``ListModel/ListOperation/json``,
+/// read by the server with ``ListModel/ListOperation/init(json:index:limits:)``.
 ///
-/// Ids are strings and models JSON values here; the server checks ids against
-/// its rules and models against its limits when it turns an operation into the
-/// store's. An insert may leave its id out (`nil`): the server makes one.
-public enum ListOperation: Sendable, Equatable {
-    /// Inserts a section (with its items) at `at`, or appends it.
-    case insertSection(id: String?, model: JSONValue, items: [(id: String?, model: JSONValue)] = [], at: Int? = nil)
-    /// Replaces a section's model.
-    case updateSection(id: String, model: JSONValue)
-    /// Moves a section to index `to`.
-    case moveSection(id: String, to: Int)
-    /// Deletes a section and its items.
-    case deleteSection(id: String)
-    /// Inserts an item into `section` at `at`, or appends it.
-    case insertItem(section: String, id: String?, model: JSONValue, at: Int? = nil)
-    /// Replaces an item's model.
-    case updateItem(id: String, model: JSONValue)
-    /// Moves an item to index `to` of `section` (its own section when `nil`).
-    case moveItem(id: String, section: String? = nil, to: Int)
-    /// Deletes an item.
-    case deleteItem(id: String)
-
+/// Reading checks everything the wire can: the shape, each id (a
+/// ``WireError/Kind/invalidID`` error naming the field) and each model's
+/// nesting (``WireError/Kind/invalidModel``). Size limits and whether the
+/// named sections and items exist are the store's to check.
+extension ListOperation {
     /// The eight operation names, as API.md spells them.
     public static let names = [
         "insertSection", "updateSection", "moveSection", "deleteSection",
         "insertItem", "updateItem", "moveItem", "deleteItem",
     ]
 
-    /// The operation's name as API.md spells it.
-    public var name: String {
-        switch self {
-        case .insertSection: "insertSection"
-        case .updateSection: "updateSection"
-        case .moveSection: "moveSection"
-        case .deleteSection: "deleteSection"
-        case .insertItem: "insertItem"
-        case .updateItem: "updateItem"
-        case .moveItem: "moveItem"
-        case .deleteItem: "deleteItem"
-        }
-    }
-
     /// The operation's JSON form.
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [("op", .string(name))]
-        func entry(_ id: String?, _ model: JSONValue) -> [(String, JSONValue)] {
-            (id.map { [("id", JSONValue.string($0))] } ?? []) + [("model", model)]
+        func entry(_ id: Identifier?, _ model: Model) -> [(String, JSONValue)] {
+            (id.map { [("id", JSONValue.string($0.rawValue))] } ?? []) + [("model", model.wireValue)]
         }
         switch self {
-        case .insertSection(let id, let model, let items, let at):
-            let itemValues = items.map { JSONValue.object(JSONObject(entry($0.id, $0.model))) }
-            members.append(("section", .object(JSONObject(entry(id, model) + [("items", .array(itemValues))]))))
+        case .insertSection(let section, let at):
+            let itemValues = section.items.map { JSONValue.object(JSONObject(entry($0.id, $0.model))) }
+            members.append(
+                ("section", .object(JSONObject(entry(section.id, section.model) + [("items", .array(itemValues))]))))
             if let at { members.append(("at", .number(JSONNumber(Int64(at))))) }
         case .updateSection(let id, let model), .updateItem(let id, let model):
-            members += [("id", .string(id)), ("model", model)]
+            members += [("id", .string(id.rawValue)), ("model", model.wireValue)]
         case .moveSection(let id, let to):
-            members += [("id", .string(id)), ("to", .number(JSONNumber(Int64(to))))]
+            members += [("id", .string(id.rawValue)), ("to", .number(JSONNumber(Int64(to))))]
         case .deleteSection(let id), .deleteItem(let id):
-            members.append(("id", .string(id)))
-        case .insertItem(let section, let id, let model, let at):
-            members += [("section", .string(section)), ("item", .object(JSONObject(entry(id, model))))]
+            members.append(("id", .string(id.rawValue)))
+        case .insertItem(let section, let item, let at):
+            members += [
+                ("section", .string(section.rawValue)), ("item", .object(JSONObject(entry(item.id, item.model)))),
+            ]
             if let at { members.append(("at", .number(JSONNumber(Int64(at))))) }
         case .moveItem(let id, let section, let to):
-            members += [("id", .string(id)), ("to", .number(JSONNumber(Int64(to))))]
-            if let section { members.append(("section", .string(section))) }
+            members += [("id", .string(id.rawValue)), ("to", .number(JSONNumber(Int64(to))))]
+            if let section { members.append(("section", .string(section.rawValue))) }
         }
         return .object(JSONObject(members))
     }
@@ -76,7 +50,7 @@ public enum ListOperation: Sendable, Equatable {
     /// (`op 2 (moveItem): "to" must be a whole number ≥ 0, not -1`).
     ///
     /// A model left out of an insert is `{}`; `"at": null` is no position.
-    public init(json value: JSONValue, index: Int) throws(WireError) {
+    public init(json value: JSONValue, index: Int, limits: ModelLimits = ModelLimits()) throws(WireError) {
         let name = value["op"]?.stringValue
         let context = Self.context(name: name, index: index)
         let fields = try WireFields(value, context: context)
@@ -92,42 +66,48 @@ public enum ListOperation: Sendable, Equatable {
             }
             let section = try WireFields(sectionValue, context: "\(context).section")
             try section.allowOnly(["id", "model", "items"])
-            var items: [(id: String?, model: JSONValue)] = []
+            var items: [NewItem] = []
             for (number, element) in (try section.array("items") ?? []).enumerated() {
                 let item = try WireFields(element, context: "\(context).section.items[\(number)]")
                 try item.allowOnly(["id", "model"])
-                items.append((try item.string("id"), item.value("model") ?? .object([:])))
+                items.append(
+                    NewItem(id: try item.identifier("id"), model: try item.model("model", limits) ?? .emptyObject))
             }
             self = .insertSection(
-                id: try section.string("id"), model: section.value("model") ?? .object([:]), items: items,
+                NewSection(
+                    id: try section.identifier("id"), model: try section.model("model", limits) ?? .emptyObject,
+                    items: items),
                 at: try fields.position("at"))
         case "updateSection", "updateItem":
             try fields.allowOnly(["op", "id", "model"])
-            let id = try fields.requiredString("id", "an id")
-            let model = try fields.requiredValue("model", "any JSON value")
+            let id = try fields.requiredIdentifier("id")
+            guard let model = try fields.model("model", limits) else {
+                throw WireError("\(context) needs \"model\" (any JSON value)")
+            }
             self = name == "updateSection" ? .updateSection(id: id, model: model) : .updateItem(id: id, model: model)
         case "moveSection":
             try fields.allowOnly(["op", "id", "to"])
-            self = .moveSection(id: try fields.requiredString("id", "an id"), to: try fields.requiredPosition("to"))
+            self = .moveSection(id: try fields.requiredIdentifier("id"), to: try fields.requiredPosition("to"))
         case "deleteSection", "deleteItem":
             try fields.allowOnly(["op", "id"])
-            let id = try fields.requiredString("id", "an id")
+            let id = try fields.requiredIdentifier("id")
             self = name == "deleteSection" ? .deleteSection(id: id) : .deleteItem(id: id)
         case "insertItem":
             try fields.allowOnly(["op", "section", "item", "at"])
             guard let itemValue = fields.value("item") else {
                 throw WireError("\(context) needs \"item\": {\"id\", \"model\"}")
             }
-            let section = try fields.requiredString("section", "an id")
+            let section = try fields.requiredIdentifier("section")
             let item = try WireFields(itemValue, context: "\(context).item")
             try item.allowOnly(["id", "model"])
             self = .insertItem(
-                section: section, id: try item.string("id"), model: item.value("model") ?? .object([:]),
+                section: section,
+                item: NewItem(id: try item.identifier("id"), model: try item.model("model", limits) ?? .emptyObject),
                 at: try fields.position("at"))
         case "moveItem":
             try fields.allowOnly(["op", "id", "section", "to"])
             self = .moveItem(
-                id: try fields.requiredString("id", "an id"), section: try fields.string("section"),
+                id: try fields.requiredIdentifier("id"), section: try fields.identifier("section"),
                 to: try fields.requiredPosition("to"))
         default:
             throw WireError(
@@ -141,7 +121,9 @@ public enum ListOperation: Sendable, Equatable {
     }
 
     /// Reads the body of `PATCH /lists/{list}`: `{"ops": [...]}`.
-    public static func batch(_ body: JSONValue) throws(WireError) -> [ListOperation] {
+    public static func batch(_ body: JSONValue, limits: ModelLimits = ModelLimits()) throws(WireError)
+        -> [ListOperation]
+    {
         let fields = try WireFields(body, context: "the body")
         try fields.allowOnly(["ops"])
         guard let array = try fields.array("ops") else {
@@ -149,10 +131,18 @@ public enum ListOperation: Sendable, Equatable {
         }
         var operations: [ListOperation] = []
         operations.reserveCapacity(array.count)
-        for (index, element) in array.enumerated() { operations.append(try ListOperation(json: element, index: index)) }
+        for (index, element) in array.enumerated() {
+            operations.append(try ListOperation(json: element, index: index, limits: limits))
+        }
         return operations
     }
+}
 
-    /// Operations are equal when their JSON forms are.
-    public static func == (lhs: ListOperation, rhs: ListOperation) -> Bool { lhs.json == rhs.json }
+extension Model {
+    /// The model as a JSON value to send.
+    ///
+    /// Its text is canonical JSON, made by the canonicalizer or read back from
+    /// a store that keeps nothing else, so it parses; were it ever not to, it
+    /// goes as that text in a JSON string, which the answer's snapshot shows.
+    var wireValue: JSONValue { (try? jsonValue()) ?? .string(canonicalText) }
 }

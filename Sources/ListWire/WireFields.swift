@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 
 /// Reads the members of one JSON object of a body, turning every mistake into
 /// a ``WireError`` whose detail names the place (`op 2 (moveItem)`), the member
@@ -51,6 +52,50 @@ public struct WireFields: Sendable {
         return string
     }
 
+    /// An id member, or nil when absent; a malformed one is an ``WireError/Kind/invalidID`` error naming it.
+    public func identifier(_ key: String) throws(WireError) -> Identifier? {
+        guard let text = try string(key) else { return nil }
+        return try Self.identifier(text, context: context, key: key)
+    }
+
+    /// An id member that must be present.
+    public func requiredIdentifier(_ key: String) throws(WireError) -> Identifier {
+        guard let id = try identifier(key) else { throw WireError("\(context) needs \"\(key)\" (an id)") }
+        return id
+    }
+
+    /// `text` as an id; a malformed one is an ``WireError/Kind/invalidID`` error naming `key` in `context`.
+    public static func identifier(_ text: String, context: String, key: String) throws(WireError) -> Identifier {
+        if let reason = Identifier.validationFailure(text) {
+            throw WireError(
+                "\(context): \"\(key)\" \"\(text.prefix(140))\" is invalid: \(reason)", kind: .invalidID)
+        }
+        guard let id = Identifier(text) else {
+            throw WireError("\(context): \"\(key)\" is invalid", kind: .invalidID)
+        }
+        return id
+    }
+
+    /// A model member, or nil when absent; one nested deeper than `limits`
+    /// allow is an ``WireError/Kind/invalidModel`` error.
+    public func model(_ key: String, _ limits: ModelLimits) throws(WireError) -> Model? {
+        guard let value = object[key] else { return nil }
+        return try Self.model(value, context: context, key: key, limits: limits)
+    }
+
+    /// `value` as a model, within `limits`.
+    public static func model(_ value: JSONValue, context: String, key: String, limits: ModelLimits) throws(WireError)
+        -> Model
+    {
+        let depth = value.nestingDepth
+        if depth > limits.maxDepth {
+            throw WireError(
+                "\(context): \"\(key)\" nests \(depth) levels deep; at most \(limits.maxDepth) are allowed",
+                kind: .invalidModel)
+        }
+        return Model(value)
+    }
+
     /// A position member (a whole number ≥ 0), or nil when absent or null.
     public func position(_ key: String) throws(WireError) -> Int? {
         guard let value = object[key], !value.isNull else { return nil }
@@ -101,5 +146,16 @@ extension JSONValue {
     public var briefText: String {
         let text = canonicalText
         return text.count > 40 ? text.prefix(40) + "…" : text
+    }
+}
+
+extension JSONValue {
+    /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `{}`.
+    public var nestingDepth: Int {
+        switch self {
+        case .array(let elements): 1 + (elements.lazy.map(\.nestingDepth).max() ?? 0)
+        case .object(let object): 1 + (object.lazy.map(\.value.nestingDepth).max() ?? 0)
+        default: 0
+        }
     }
 }

@@ -1,3 +1,4 @@
+import ListModel
 import ListStore
 import ListdTestSupport
 import Testing
@@ -12,12 +13,12 @@ import Testing
 /// remembered answers: every flight that ends leaves the next question to a
 /// new computation.
 @Suite(.serialized) struct ChangeComputerTests {
-    static let list = Identifier("l")!
+    static let list = Identifier("l")
 
     /// List `l` at version 3 (created, then two inserts), seen through a GatedStore.
     static func make() async throws -> (app: InProcessService, computer: ChangeComputer) {
         let app = try await InProcessService.make(prepare: { store in
-            let section = Identifier("s")!
+            let section = Identifier("s")
             _ = try await store.createList(id: list, name: "L", sections: [NewSection(id: section)])
             for item in ["a", "b"] {
                 _ = try await store.apply(

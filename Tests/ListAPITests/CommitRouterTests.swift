@@ -1,4 +1,5 @@
 import Dispatch
+import ListModel
 import ListStore
 import ListdTestSupport
 import ReactiveCore
@@ -26,14 +27,14 @@ import Testing
         let router = CommitRouter()
         let heard = Heard()
         let observing = Atomic<Bool>(false)
-        let subscription = router.commits(of: Identifier("a")!).subscribe(onNext: { commits in
+        let subscription = router.commits(of: Identifier("a")).subscribe(onNext: { commits in
             // Blocks the fan-out queue until the test has looked at the head:
             // the caller of accept must not be held by an observer.
             while !observing.load(ordering: .acquiring) {}
             heard.batches.withLock { $0.append(commits) }
         })
         router.accept(Self.commit("a", 2))
-        #expect(router.head(of: Identifier("a")!)?.version == 2, "recorded before accept returned")
+        #expect(router.head(of: Identifier("a"))?.version == 2, "recorded before accept returned")
         observing.store(true, ordering: .releasing)
         await router.drain()
         #expect(heard.versions == [2])
@@ -46,11 +47,11 @@ import Testing
         let b = Heard()
         let gate = DispatchSemaphore(value: 0)
         let entered = Atomic<Bool>(false)
-        let first = router.commits(of: Identifier("a")!).subscribe(onNext: { commits in
+        let first = router.commits(of: Identifier("a")).subscribe(onNext: { commits in
             if !entered.exchange(true, ordering: .acquiringAndReleasing) { gate.wait() }
             a.batches.withLock { $0.append(commits) }
         })
-        let second = router.commits(of: Identifier("b")!).subscribe(onNext: { commits in
+        let second = router.commits(of: Identifier("b")).subscribe(onNext: { commits in
             b.batches.withLock { $0.append(commits) }
         })
         router.accept(Self.commit("a", 2))
@@ -66,14 +67,14 @@ import Testing
         #expect(b.versions == Array(3...50))
         #expect(a.count == 2, "the first commit alone, then everything queued behind it in one batch")
         #expect(b.count == 1)
-        #expect((router.head(of: Identifier("a")!)?.version ?? -1) < 0, "a deleted list has no head")
+        #expect((router.head(of: Identifier("a"))?.version ?? -1) < 0, "a deleted list has no head")
         first.dispose()
         second.dispose()
     }
 
     @Test func aFollowerThatSubscribesThenReadsTheHeadNeverMissesACommit() async throws {
         let router = CommitRouter()
-        let list = Identifier("l")!
+        let list = Identifier("l")
         let writer = Task.detached {
             for version in Int64(1)...2_000 { router.accept(Self.commit("l", version)) }
         }

@@ -1,3 +1,4 @@
+import ListModel
 import ListStore
 import Testing
 
@@ -6,8 +7,8 @@ import Testing
 /// The event stream's rules, without sockets: one chunk out at a time,
 /// changes during it coalesced into one computation from the last cursor.
 @Suite struct EventStreamMachineTests {
-    let list = Identifier("l")!
-    let other = Identifier("m")!
+    let list = Identifier("l")
+    let other = Identifier("m")
 
     func answer(from: Int64, to: Int64, epoch: String = "e", reset: Bool = false) -> EncodedChangeAnswer {
         EncodedChangeAnswer(

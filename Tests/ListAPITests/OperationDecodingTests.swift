@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 import ListStore
 import ListWire
 import ListdTestSupport
@@ -6,27 +7,28 @@ import Testing
 
 @testable import ListAPI
 
-/// The server reads what ListWire's operations write: a client's batch becomes
-/// the store operations it names, and ids and models are held to the store's rules.
+/// The server reads a client's batch as the operations it names, and holds ids
+/// and models to the store's rules.
 @Suite struct OperationDecodingTests {
     let decoder = RequestDecoder()
 
-    @Test func aClientBatchBecomesTheStoreOperationsItNames() throws {
-        let batch: [ListWire.ListOperation] = [
-            .insertSection(id: "s", model: ["t": "S"], items: [(id: "a", model: 1), (id: nil, model: [:])], at: 0),
-            .insertItem(section: "s", id: nil, model: "x", at: nil),
-            .updateSection(id: "s", model: [1, 2]),
-            .moveSection(id: "s", to: 3),
-            .updateItem(id: "a", model: .null),
-            .moveItem(id: "a", section: "s", to: 0),
-            .moveItem(id: "a", to: 2),
-            .deleteItem(id: "a"),
-            .deleteSection(id: "s"),
-        ]
-        let body = try JSONValue(parsing: JSONValue.object(["ops": .array(batch.map(\.json))]).serialized())
+    @Test func aClientBatchBecomesTheOperationsItNames() throws {
+        let text = """
+            {"ops":[
+            {"op":"insertSection","section":{"id":"s","model":{"t":"S"},"items":[{"id":"a","model":1},{"model":{}}]},"at":0},
+            {"op":"insertItem","section":"s","item":{"model":"x"}},
+            {"op":"updateSection","id":"s","model":[1,2]},
+            {"op":"moveSection","id":"s","to":3},
+            {"op":"updateItem","id":"a","model":null},
+            {"op":"moveItem","id":"a","section":"s","to":0},
+            {"op":"moveItem","id":"a","to":2},
+            {"op":"deleteItem","id":"a"},
+            {"op":"deleteSection","id":"s"}]}
+            """
+        let body = try JSONValue(parsing: Array(text.utf8))
         let operations = try decoder.operations(body)
         func id(_ text: String) throws -> Identifier { try #require(Identifier(text)) }
-        let expected: [ListStore.ListOperation] = [
+        let expected: [ListOperation] = [
             .insertSection(
                 NewSection(
                     id: try id("s"), model: Model(["t": "S"]),
@@ -55,7 +57,9 @@ import Testing
 
         var deep: JSONValue = 1
         for _ in 0..<70 { deep = .array([deep]) }
-        let deepBody = JSONValue.object(["ops": .array([ListWire.ListOperation.updateItem(id: "a", model: deep).json])])
+        let deepBody = JSONValue.object([
+            "ops": .array([.object(["op": "updateItem", "id": "a", "model": deep])])
+        ])
         let modelError = #expect(throws: Problem.self) { try decoder.operations(deepBody) }
         #expect(modelError?.slug == "invalid-model")
         #expect(modelError?.detail.hasPrefix("op 0 (updateItem): \"model\" nests 70 levels deep") == true)

@@ -1,5 +1,6 @@
 import HTTP
 import JSON
+import ListModel
 import ListStore
 import ListWire
 import ListdTestSupport
@@ -37,11 +38,11 @@ import Testing
     /// head and caches no snapshot, so every route must ask the store.
     static func make() async throws -> InProcessService {
         try await InProcessService.make(prepare: { store in
-            let list = Identifier("l")!
-            let section = Identifier("s")!
+            let list = Identifier("l")
+            let section = Identifier("s")
             _ = try await store.createList(id: list, name: "L", sections: [NewSection(id: section)])
             _ = try await store.apply(
-                [.insertItem(section: section, item: NewItem(id: Identifier("a")!), at: nil)], to: list,
+                [.insertItem(section: section, item: NewItem(id: Identifier("a")), at: nil)], to: list,
                 expectedVersion: nil)
         })
     }
@@ -50,7 +51,7 @@ import Testing
         let app = try await Self.make()
         if route.headKnown {
             _ = try await app.json(.get, "/lists/l/changes?since=2&timeout=0")
-            #expect(app.service.router.head(of: Identifier("l")!)?.version == 2)
+            #expect(app.service.router.head(of: Identifier("l"))?.version == 2)
         }
         app.gated.hold(route.call)
         let exchange = app.send(route.method, route.target, json: route.body)
@@ -73,7 +74,7 @@ import Testing
     @Test func aPollSharingAComputationWithAClientWhoLeftIsAnswered() async throws {
         let app = try await Self.make()
         _ = try await app.json(.get, "/lists/l/changes?since=2&timeout=0")
-        let question = ChangeComputer.Question(list: Identifier("l")!, from: 1, epoch: nil)
+        let question = ChangeComputer.Question(list: Identifier("l"), from: 1, epoch: nil)
         app.gated.hold(.changes)
         let leaving = app.send(.get, "/lists/l/changes?since=1&timeout=30")
         try await waitUntil("the first poll computes") { app.gated.held(.changes) == 1 }

@@ -1,4 +1,5 @@
 import CoreMetrics
+import ListModel
 import ListStore
 import MetricsTestKit
 import Synchronization
@@ -28,7 +29,7 @@ import Testing
     @Test func changeAnswersCountResetsAndLag() throws {
         let backend = TestMetrics()
         let metrics = ServiceMetrics(factory: backend)
-        let list = try #require(Identifier("a"))
+        let list: Identifier = "a"
         metrics.served(
             EncodedChangeAnswer(list: list, epoch: "e", from: 3, to: 7, reset: false, stageCount: 1, json: []))
         metrics.served(

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListModel
 import ListStore
 import ListdTestSupport
 import Testing
@@ -39,7 +40,7 @@ import Testing
                     id: Identifier(sectionPool[index])!, model: randomModel(using: &generator), items: items))
         }
         return ListSnapshot(
-            id: Identifier("fixture")!, name: "Fixture", epoch: "e1", version: version, sections: sections)
+            id: Identifier("fixture"), name: "Fixture", epoch: "e1", version: version, sections: sections)
     }
 
     static func randomModel(using generator: inout SeededGenerator) -> Model {

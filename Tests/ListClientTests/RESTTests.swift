@@ -17,7 +17,11 @@ import Testing
         #expect(try await client.list("g", ifNoneMatch: fetched.etag) == nil)
 
         let patched = try await client.patchList(
-            "g", [.insertItem(section: "b", id: "new1", model: ["qty": 2], at: 0), .moveSection(id: "c", to: 0)],
+            "g",
+            [
+                .insertItem(section: "b", item: NewItem(id: "new1", model: ["qty": 2]), at: 0),
+                .moveSection(id: "c", to: 0),
+            ],
             ifMatch: fetched.version)
         #expect(patched.from == fetched.version && patched.to == fetched.version + 1)
         let afterPatch = try await client.list("g")
@@ -39,7 +43,7 @@ import Testing
         let page = try await client.lists(limit: 1)
         #expect(page.lists.count == 1 && page.next != nil)
         let rest = try await client.lists(after: page.next)
-        #expect(Set((page.lists + rest.lists).map(\.id)) == ["g", other.id])
+        #expect(Set((page.lists + rest.lists).map(\.id.rawValue)) == ["g", other.id])
 
         try await client.deleteList(other.id)
         let missing = await #expect(throws: ListClientError.self) { try await client.list(other.id) }

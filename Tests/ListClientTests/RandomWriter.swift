@@ -33,7 +33,7 @@ struct RandomWriter {
         let items = state.sections.flatMap { section in section.items.map(\.id) }
         if liveSections.count > 2, Int.random(in: 0..<8, using: &rng) == 0 {
             let index = Int.random(in: 0..<liveSections.count, using: &rng)
-            ops.append(.deleteSection(id: liveSections[index]))
+            ops.append(.deleteSection(id: Identifier(liveSections[index])!))
             for item in state.sections[index].items { touched.insert(item.id) }
             liveSections.remove(at: index)
         }
@@ -46,25 +46,34 @@ struct RandomWriter {
                 let section = liveSections[Int.random(in: 0..<liveSections.count, using: &rng)]
                 ops.append(
                     .insertItem(
-                        section: section, id: "i\(counter)", model: model, at: Bool.random(using: &rng) ? 0 : nil))
+                        section: Identifier(section)!,
+                        item: NewItem(id: Identifier("i\(counter)")!, model: Model(model)),
+                        at: Bool.random(using: &rng) ? 0 : nil))
             case 3..<6 where !untouched.isEmpty:
                 let id = untouched[Int.random(in: 0..<untouched.count, using: &rng)]
                 touched.insert(id)
-                ops.append(.updateItem(id: id, model: model))
+                ops.append(.updateItem(id: Identifier(id)!, model: Model(model)))
             case 6..<8 where !untouched.isEmpty:
                 let id = untouched[Int.random(in: 0..<untouched.count, using: &rng)]
                 touched.insert(id)
-                ops.append(.deleteItem(id: id))
+                ops.append(.deleteItem(id: Identifier(id)!))
             case 8..<10 where !untouched.isEmpty:
                 let id = untouched[Int.random(in: 0..<untouched.count, using: &rng)]
                 touched.insert(id)
                 let section = liveSections[Int.random(in: 0..<liveSections.count, using: &rng)]
-                ops.append(.moveItem(id: id, section: section, to: 0))
+                ops.append(.moveItem(id: Identifier(id)!, section: Identifier(section)!, to: 0))
             case 10:
-                ops.append(.moveSection(id: liveSections[Int.random(in: 0..<liveSections.count, using: &rng)], to: 0))
+                ops.append(
+                    .moveSection(
+                        id: Identifier(liveSections[Int.random(in: 0..<liveSections.count, using: &rng)])!, to: 0))
             default:
                 let id = "s\(counter)"
-                ops.append(.insertSection(id: id, model: ["n": model], items: [(id: "si\(counter)", model: model)]))
+                ops.append(
+                    .insertSection(
+                        NewSection(
+                            id: Identifier(id)!, model: ["n": model],
+                            items: [NewItem(id: Identifier("si\(counter)")!, model: Model(model))]),
+                        at: nil))
                 liveSections.append(id)
             }
         }

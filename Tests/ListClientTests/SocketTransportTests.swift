@@ -21,7 +21,8 @@ import Testing
             let since = version
             async let answer = watcher.changes(of: "k", since: since, timeout: .seconds(20))
             #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
-            _ = try await writer.patchList("k", [.updateItem(id: "a2", model: .number(JSONNumber(Int64(round))))])
+            _ = try await writer.patchList(
+                "k", [.updateItem(id: "a2", model: Model(.number(JSONNumber(Int64(round)))))])
             let changed = try await answer
             #expect(changed.to > version)
             version = changed.to

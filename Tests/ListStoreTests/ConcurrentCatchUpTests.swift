@@ -1,3 +1,4 @@
+import ListModel
 import ListStore
 import ListdTestSupport
 import Synchronization

@@ -1,3 +1,4 @@
+import ListModel
 import ListdTestSupport
 import Storage
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import ListModel
 import ListStore
 import Synchronization
 import Testing

@@ -1,3 +1,4 @@
+import ListModel
 import Testing
 
 @testable import ListStore

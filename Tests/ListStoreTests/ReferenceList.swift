@@ -1,3 +1,4 @@
+import ListModel
 import ListStore
 
 /// The in-memory model of one list that the store is checked against: plain

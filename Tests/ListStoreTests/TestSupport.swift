@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import ListModel
 import ListStore
 import ListdTestSupport
 import PostgresStore

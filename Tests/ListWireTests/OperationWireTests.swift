@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 import ListWire
 import ListdTestSupport
 import Testing
@@ -8,19 +9,20 @@ import Testing
 /// with a detail that names the op, the field and what was expected.
 @Suite struct OperationWireTests {
     static func randomOperation(using generator: inout SeededGenerator) -> ListOperation {
-        func id() -> String { "id-\(Int.random(in: 0..<50, using: &generator))" }
-        func maybeID() -> String? { Bool.random(using: &generator) ? id() : nil }
-        func model() -> JSONValue { WireRoundTripTests.randomValue(using: &generator, depth: 0) }
+        func id() -> Identifier { Identifier("id-\(Int.random(in: 0..<50, using: &generator))")! }
+        func maybeID() -> Identifier? { Bool.random(using: &generator) ? id() : nil }
+        func model() -> Model { Model(WireRoundTripTests.randomValue(using: &generator, depth: 0)) }
         func position() -> Int { Int.random(in: 0..<1000, using: &generator) }
         func maybePosition() -> Int? { Bool.random(using: &generator) ? position() : nil }
         switch Int.random(in: 0..<8, using: &generator) {
         case 0:
-            let items = (0..<Int.random(in: 0...3, using: &generator)).map { _ in (id: maybeID(), model: model()) }
-            return .insertSection(id: maybeID(), model: model(), items: items, at: maybePosition())
+            let items = (0..<Int.random(in: 0...3, using: &generator)).map { _ in NewItem(id: maybeID(), model: model())
+            }
+            return .insertSection(NewSection(id: maybeID(), model: model(), items: items), at: maybePosition())
         case 1: return .updateSection(id: id(), model: model())
         case 2: return .moveSection(id: id(), to: position())
         case 3: return .deleteSection(id: id())
-        case 4: return .insertItem(section: id(), id: maybeID(), model: model(), at: maybePosition())
+        case 4: return .insertItem(section: id(), item: NewItem(id: maybeID(), model: model()), at: maybePosition())
         case 5: return .updateItem(id: id(), model: model())
         case 6: return .moveItem(id: id(), section: maybeID(), to: position())
         default: return .deleteItem(id: id())
@@ -44,7 +46,9 @@ import Testing
 
     @Test func leftOutModelsAreEmptyObjectsAndNullPositionsAreNone() throws {
         let value = try JSONValue(parsing: Array(#"{"op":"insertItem","section":"s","item":{},"at":null}"#.utf8))
-        #expect(try ListOperation(json: value, index: 0) == .insertItem(section: "s", id: nil, model: [:], at: nil))
+        #expect(
+            try ListOperation(json: value, index: 0)
+                == .insertItem(section: "s", item: NewItem(id: nil, model: [:]), at: nil))
     }
 
     @Test(arguments: [
@@ -68,6 +72,31 @@ import Testing
         let value = try JSONValue(parsing: Array(text.utf8))
         let error = #expect(throws: WireError.self) { try ListOperation(json: value, index: 4) }
         #expect(error?.detail.hasPrefix(detail) == true, "\(error?.detail ?? "no error")")
+    }
+
+    @Test(arguments: [
+        (#"{"op":"deleteItem","id":"a b"}"#, "op 4 (deleteItem): \"id\" \"a b\" is invalid"),
+        (#"{"op":"insertItem","section":"","item":{}}"#, "op 4 (insertItem): \"section\" \"\" is invalid"),
+        (#"{"op":"insertSection","section":{"items":[{"id":"ä"}]}}"#, "op 4 (insertSection).section.items[0]: \"id\""),
+        (#"{"op":"moveItem","id":"a","section":"x/y","to":0}"#, "op 4 (moveItem): \"section\" \"x/y\" is invalid"),
+    ])
+    func invalidIdsAreRefusedAsIdsNamingTheField(text: String, detail: String) throws {
+        let value = try JSONValue(parsing: Array(text.utf8))
+        let error = #expect(throws: WireError.self) { try ListOperation(json: value, index: 4) }
+        #expect(error?.kind == .invalidID)
+        #expect(error?.detail.hasPrefix(detail) == true, "\(error?.detail ?? "no error")")
+    }
+
+    @Test func aModelNestedDeeperThanTheLimitIsRefusedAsAModel() throws {
+        let value = try JSONValue(parsing: Array(#"{"op":"updateItem","id":"a","model":[[[1]]]}"#.utf8))
+        #expect(
+            try ListOperation(json: value, index: 0, limits: ModelLimits(maxDepth: 3))
+                == .updateItem(id: "a", model: [[[1]]]))
+        let error = #expect(throws: WireError.self) {
+            try ListOperation(json: value, index: 0, limits: ModelLimits(maxDepth: 2))
+        }
+        #expect(error?.kind == .invalidModel)
+        #expect(error?.detail == "op 0 (updateItem): \"model\" nests 3 levels deep; at most 2 are allowed")
     }
 
     @Test func aBatchNeedsOps() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ListModel
 import ListStore
 import ListdTestSupport
 import Postgres
@@ -23,7 +24,7 @@ struct PostgresCancellationTests {
             url: database.url, configuration: configuration, writers: 1, logger: PostgresStoreTests.quiet)
     }
 
-    static let section = Identifier("s")!
+    static let section = Identifier("s")
 
     static func insert(_ item: String) -> [ListOperation] {
         [.insertItem(section: section, item: NewItem(id: Identifier(item)!), at: nil)]
@@ -34,7 +35,7 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+                id: Identifier("l"), name: "", sections: [NewSection(id: Self.section)]
             ).id
 
             gate.arm()
@@ -49,7 +50,7 @@ struct PostgresCancellationTests {
             let error = await #expect(throws: StoreError.self) { try await second.value }
             #expect(error?.kind == .cancelled)
             let snapshot = try await store.snapshot(of: list)
-            #expect(snapshot.sections[0].items.map(\.id) == [Identifier("a")!])
+            #expect(snapshot.sections[0].items.map(\.id) == [Identifier("a")])
             #expect(snapshot.version == 2)
             // The writer goes on: the next write gets the next version.
             #expect(try await store.apply(Self.insert("c"), to: list, expectedVersion: 2).version == 3)
@@ -63,7 +64,7 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+                id: Identifier("l"), name: "", sections: [NewSection(id: Self.section)]
             ).id
 
             gate.arm()
@@ -72,7 +73,7 @@ struct PostgresCancellationTests {
             write.cancel()
             gate.open()
             #expect(try await write.value.version == 2)
-            #expect(try await store.snapshot(of: list).sections[0].items.map(\.id) == [Identifier("a")!])
+            #expect(try await store.snapshot(of: list).sections[0].items.map(\.id) == [Identifier("a")])
             await store.close()
         }
     }
@@ -85,7 +86,7 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+                id: Identifier("l"), name: "", sections: [NewSection(id: Self.section)]
             ).id
 
             gate.arm()
@@ -115,7 +116,7 @@ struct PostgresCancellationTests {
             let gate = WriterGate()
             let store = try await Self.open(database, gate: gate)
             let list = try await store.createList(
-                id: Identifier("l")!, name: "", sections: [NewSection(id: Self.section)]
+                id: Identifier("l"), name: "", sections: [NewSection(id: Self.section)]
             ).id
 
             // Watched from a session of its own: inside the lock's transaction,
@@ -148,7 +149,7 @@ struct PostgresCancellationTests {
     @Test func aCallWhoseTaskIsAlreadyCancelledDoesNothing() async throws {
         try await withMigratedDatabase { database, _ in
             let store = try await Self.open(database, gate: WriterGate())
-            let list = Identifier("l")!
+            let list = Identifier("l")
             let cancelled = Task {
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await store.createList(id: list, name: "", sections: [])

@@ -1,4 +1,5 @@
 import Foundation
+import ListModel
 import ListStore
 import ListdTestSupport
 import Logging
@@ -41,10 +42,10 @@ struct PostgresStoreTests {
             let heardOnA = Heard()
             let subscriptionB = b.onCommit { heardOnB.append($0) }
             let subscriptionA = a.onCommit { heardOnA.append($0) }
-            let list = Identifier("shared")!
-            let created = try await a.createList(id: list, name: "", sections: [NewSection(id: Identifier("s")!)])
+            let list = Identifier("shared")
+            let created = try await a.createList(id: list, name: "", sections: [NewSection(id: Identifier("s"))])
             let written = try await a.apply(
-                [.insertItem(section: Identifier("s")!, item: NewItem(id: Identifier("i")!), at: nil)], to: list,
+                [.insertItem(section: Identifier("s"), item: NewItem(id: Identifier("i")), at: nil)], to: list,
                 expectedVersion: created.version)
             #expect(await eventually { heardOnB.latest["shared"] == written.version })
             #expect(try await b.head(of: list).version == written.version)
@@ -72,8 +73,8 @@ struct PostgresStoreTests {
         try await withMigratedDatabase { database, admin in
             let configuration = StoreConfiguration(migrationsDirectory: ListdProcess.migrations, fullSync: true)
             let store = try await PostgresStore(url: database.url, configuration: configuration, logger: Self.quiet)
-            let list = Identifier("l")!
-            let section = Identifier("s")!
+            let list = Identifier("l")
+            let section = Identifier("s")
             _ = try await store.createList(id: list, name: "", sections: [NewSection(id: section)])
             var acknowledged: [String] = []
             var failures = 0
@@ -122,8 +123,8 @@ struct PostgresStoreTests {
                 url: database.url, configuration: configuration, writers: 1, logger: Self.quiet)
             let b = try await PostgresStore(
                 url: database.url, configuration: configuration, writers: 1, logger: Self.quiet)
-            let list = Identifier("big")!
-            let section = Identifier("s")!
+            let list = Identifier("big")
+            let section = Identifier("s")
             let count = 2_000
             let created = try await a.createList(
                 id: list, name: "",

@@ -1,4 +1,5 @@
 import Foundation
+import ListModel
 import ListStore
 import Testing
 
@@ -8,8 +9,8 @@ import Testing
 /// earlier registered versions of the same list, not for later ones, other
 /// lists, or commits already published.
 @Suite struct PublishOrderTests {
-    static let list = Identifier("groceries")!
-    static let other = Identifier("todo")!
+    static let list = Identifier("groceries")
+    static let other = Identifier("todo")
 
     static func commit(_ list: Identifier, _ version: Int64) -> Commit {
         Commit(list: list, epoch: "e", version: version, deleted: false)

@@ -1,4 +1,5 @@
 import Foundation
+import ListModel
 import ListStore
 import ListdTestSupport
 import Postgres
@@ -26,12 +27,12 @@ import Testing
     /// pick the same session for a list, or two instances' batches lose the
     /// disjoint lanes that keep them from waiting on each other.
     @Test func aListsLaneIsTheSameInEveryProcess() {
-        #expect(PostgresStore.lane(of: Identifier("a")!, among: 2) == 0)
-        #expect(PostgresStore.lane(of: Identifier("a")!, among: 3) == 1)
-        #expect(PostgresStore.lane(of: Identifier("a")!, among: 8) == 4)
-        #expect(PostgresStore.lane(of: Identifier("bench0")!, among: 2) == 1)
-        #expect(PostgresStore.lane(of: Identifier("bench3")!, among: 8) == 6)
-        #expect(PostgresStore.lane(of: Identifier("a")!, among: 1) == 0)
+        #expect(PostgresStore.lane(of: Identifier("a"), among: 2) == 0)
+        #expect(PostgresStore.lane(of: Identifier("a"), among: 3) == 1)
+        #expect(PostgresStore.lane(of: Identifier("a"), among: 8) == 4)
+        #expect(PostgresStore.lane(of: Identifier("bench0"), among: 2) == 1)
+        #expect(PostgresStore.lane(of: Identifier("bench3"), among: 8) == 6)
+        #expect(PostgresStore.lane(of: Identifier("a"), among: 1) == 0)
     }
 
     @Test func lanesSpreadListsEvenly() {
@@ -44,7 +45,7 @@ import Testing
 
     @Test func aBusyListsJobsWaitInTheirOrderAndTheOthersRun() {
         let batch = [Self.job("a"), Self.job("b"), Self.job("a"), Self.job("c"), Self.job("b")]
-        let split = PostgresWriterLoop.split(batch, blocked: [Identifier("b")!])
+        let split = PostgresWriterLoop.split(batch, blocked: [Identifier("b")])
         #expect(Self.names(split.run) == ["a", "a", "c"])
         #expect(Self.names(split.deferred) == ["b", "b"])
         #expect(split.deferred.map(\.deferrals) == [1, 1])
@@ -55,7 +56,7 @@ import Testing
     /// every later job of any of its lists: no list's jobs run out of order.
     @Test func aJobOfSeveralListsHoldsBackTheLaterJobsOfAllOfThem() {
         let batch = [Self.job("c"), Self.job("b", "c"), Self.job("c"), Self.job("a"), Self.job("b")]
-        let split = PostgresWriterLoop.split(batch, blocked: [Identifier("b")!])
+        let split = PostgresWriterLoop.split(batch, blocked: [Identifier("b")])
         #expect(Self.names(split.run) == ["c", "a"])
         #expect(Self.names(split.deferred) == ["b+c", "c", "b"])
     }
@@ -73,7 +74,7 @@ import Testing
 /// list's row does not hold up this session's writes to other lists.
 @Suite(.serialized, .enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
 struct WriterLaneLockingTests {
-    static let section = Identifier("s")!
+    static let section = Identifier("s")
 
     static func insert(_ item: String) -> [ListOperation] {
         [.insertItem(section: section, item: NewItem(id: Identifier(item)!), at: nil)]
@@ -107,24 +108,24 @@ struct WriterLaneLockingTests {
             // after a commit, so that all three are in its next batch.
             gate.arm()
             let opener = Task {
-                try await store.apply(Self.insert("x"), to: Identifier("other")!, expectedVersion: nil)
+                try await store.apply(Self.insert("x"), to: Identifier("other"), expectedVersion: nil)
             }
             try await waitUntil("the writer committed and waits") { gate.isHolding }
             let finished = Finished()
             let blocked = Task {
-                let result = try await store.apply(Self.insert("h"), to: Identifier("held")!, expectedVersion: nil)
+                let result = try await store.apply(Self.insert("h"), to: Identifier("held"), expectedVersion: nil)
                 finished.names.withLock { $0.append("held") }
                 return result
             }
             try await waitUntil("the held list's write is queued") { store.queuedWrites == 1 }
             let free = Task {
-                let result = try await store.apply(Self.insert("f"), to: Identifier("free")!, expectedVersion: nil)
+                let result = try await store.apply(Self.insert("f"), to: Identifier("free"), expectedVersion: nil)
                 finished.names.withLock { $0.append("free") }
                 return result
             }
             try await waitUntil("two are queued") { store.queuedWrites == 2 }
             let other = Task {
-                let result = try await store.apply(Self.insert("y"), to: Identifier("other")!, expectedVersion: nil)
+                let result = try await store.apply(Self.insert("y"), to: Identifier("other"), expectedVersion: nil)
                 finished.names.withLock { $0.append("other") }
                 return result
             }
@@ -151,11 +152,11 @@ struct WriterLaneLockingTests {
             try holder.execute("COMMIT")
             holder.close()
             #expect(try await blocked.value.version == 2)
-            let held = try await store.snapshot(of: Identifier("held")!)
+            let held = try await store.snapshot(of: Identifier("held"))
             #expect(held.version == 2)
-            #expect(held.sections[0].items.map(\.id) == [Identifier("h")!])
+            #expect(held.sections[0].items.map(\.id) == [Identifier("h")])
             #expect(
-                try await store.snapshot(of: Identifier("other")!).sections[0].items.map(\.id.rawValue) == ["x", "y"])
+                try await store.snapshot(of: Identifier("other")).sections[0].items.map(\.id.rawValue) == ["x", "y"])
             await store.close()
         }
     }
@@ -169,7 +170,7 @@ struct WriterLaneLockingTests {
             configuration.readers = 1
             let store = try await PostgresStore(
                 url: database.url, configuration: configuration, writers: 1, logger: PostgresStoreTests.quiet)
-            let list = Identifier("held")!
+            let list = Identifier("held")
             _ = try await store.createList(id: list, name: "", sections: [NewSection(id: Self.section)])
             let holder = try Self.hold("held", url: database.url)
             let first = Task { try await store.apply(Self.insert("a"), to: list, expectedVersion: nil) }

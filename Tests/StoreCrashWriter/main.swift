@@ -4,6 +4,7 @@
 //
 // Usage: StoreCrashWriter <database path, or postgres:// URL> <migrations folder>
 import Foundation
+import ListModel
 import ListStore
 import PostgresStore
 
@@ -13,8 +14,8 @@ guard arguments.count == 3 else {
     exit(2)
 }
 let configuration = StoreConfiguration(migrationsDirectory: URL(fileURLWithPath: arguments[2]), fullSync: true)
-let list = Identifier("crash")!
-let section = Identifier("s")!
+let list = Identifier("crash")
+let section = Identifier("s")
 
 /// Writes a line to stdout at once: the parent reads it as an acknowledgement.
 func acknowledge(_ line: String) {

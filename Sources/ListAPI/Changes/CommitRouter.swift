@@ -1,4 +1,5 @@
 import Dispatch
+import ListModel
 import ListStore
 import ReactiveCore
 import Synchronization

@@ -1,3 +1,4 @@
+import ListModel
 import ListStore
 
 /// One server-sent-events stream's life as a value: which version of each

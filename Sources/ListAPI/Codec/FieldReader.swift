@@ -1,4 +1,5 @@
 import JSON
+import ListModel
 import ListStore
 import ListWire
 
@@ -86,26 +87,14 @@ struct FieldReader {
     /// `text` as an id (nil stays nil); a malformed one is a 400 `invalid-id` naming `key` in `context`.
     static func identifier(_ text: String?, context: String, key: String) throws(Problem) -> Identifier? {
         guard let text else { return nil }
-        if let reason = Identifier.validationFailure(text) {
-            throw Problem(
-                slug: "invalid-id", title: "The id is not valid", status: 400,
-                detail: "\(context): \"\(key)\" \"\(text.prefix(140))\" is invalid: \(reason)")
-        }
-        guard let identifier = Identifier(text) else {
-            throw .invalidRequest("\(context): \"\(key)\" is invalid")
-        }
-        return identifier
+        return try readWire { () throws(WireError) in try WireFields.identifier(text, context: context, key: key) }
     }
 
     /// `value` as a model, or a 400 `invalid-model` when it nests deeper than `limits` allow.
     static func model(_ value: JSONValue, context: String, key: String, limits: ModelLimits) throws(Problem) -> Model {
-        let depth = value.nestingDepth
-        if depth > limits.maxDepth {
-            throw Problem(
-                slug: "invalid-model", title: "The model is not valid JSON", status: 400,
-                detail: "\(context): \"\(key)\" nests \(depth) levels deep; at most \(limits.maxDepth) are allowed")
+        try readWire { () throws(WireError) in
+            try WireFields.model(value, context: context, key: key, limits: limits)
         }
-        return Model(value)
     }
 }
 
@@ -114,23 +103,13 @@ func readWire<Value>(_ read: () throws(WireError) -> Value) throws(Problem) -> V
     do {
         return try read()
     } catch {
-        throw .invalidRequest(error.detail)
-    }
-}
-
-/// The limits a body's models are read under.
-struct ModelLimits: Sendable {
-    /// The deepest nesting a model may have (listd's default: 64).
-    var maxDepth: Int = 64
-}
-
-extension JSONValue {
-    /// How deeply arrays and objects nest: 0 for a scalar, 1 for `[]` or `{}`.
-    var nestingDepth: Int {
-        switch self {
-        case .array(let elements): 1 + (elements.lazy.map(\.nestingDepth).max() ?? 0)
-        case .object(let object): 1 + (object.lazy.map(\.value.nestingDepth).max() ?? 0)
-        default: 0
+        switch error.kind {
+        case .shape: throw .invalidRequest(error.detail)
+        case .invalidID:
+            throw Problem(slug: "invalid-id", title: "The id is not valid", status: 400, detail: error.detail)
+        case .invalidModel:
+            throw Problem(
+                slug: "invalid-model", title: "The model is not valid JSON", status: 400, detail: error.detail)
         }
     }
 }

@@ -1,5 +1,6 @@
 import HTTP
 import JSON
+import ListModel
 import ListStore
 import ListWire
 
@@ -78,75 +79,15 @@ struct RequestDecoder: Sendable {
         return sections
     }
 
-    /// The body of `PATCH /lists/{list}`: `{"ops": [...]}`, read in ListWire's
-    /// form (the one clients write), then checked against the store's rules.
-    func operations(_ body: JSONValue) throws(Problem) -> [ListStore.ListOperation] {
-        let operations = try readWire { () throws(WireError) in try ListWire.ListOperation.batch(body) }
-        var result: [ListStore.ListOperation] = []
-        result.reserveCapacity(operations.count)
-        for (index, operation) in operations.enumerated() { result.append(try self.operation(operation, index: index)) }
-        return result
+    /// The body of `PATCH /lists/{list}`: `{"ops": [...]}`, read by ListWire
+    /// (ids and model nesting checked there); sizes and existence are the store's.
+    func operations(_ body: JSONValue) throws(Problem) -> [ListOperation] {
+        try readWire { () throws(WireError) in try ListOperation.batch(body, limits: models) }
     }
 
     /// One op of a batch; see API.md for the eight shapes.
-    func operation(_ value: JSONValue, index: Int) throws(Problem) -> ListStore.ListOperation {
-        try operation(
-            try readWire { () throws(WireError) in try ListWire.ListOperation(json: value, index: index) }, index: index
-        )
-    }
-
-    /// A wire operation as the store's: ids checked (`invalid-id`), models within the limits (`invalid-model`).
-    func operation(_ operation: ListWire.ListOperation, index: Int) throws(Problem) -> ListStore.ListOperation {
-        let context = ListWire.ListOperation.context(name: operation.name, index: index)
-        func id(_ text: String, _ key: String = "id") throws(Problem) -> Identifier {
-            // A string always gives an id or a 400; the fallback is never reached.
-            guard let identifier = try FieldReader.identifier(text, context: context, key: key) else {
-                throw .invalidRequest("\(context) needs \"\(key)\" (an id)")
-            }
-            return identifier
-        }
-        func model(_ value: JSONValue, in place: String) throws(Problem) -> Model {
-            try FieldReader.model(value, context: place, key: "model", limits: models)
-        }
-        switch operation {
-        case .insertSection(let sectionID, let sectionModel, let items, let at):
-            let sectionContext = "\(context).section"
-            var newItems: [NewItem] = []
-            newItems.reserveCapacity(items.count)
-            for (number, item) in items.enumerated() {
-                let itemContext = "\(sectionContext).items[\(number)]"
-                newItems.append(
-                    NewItem(
-                        id: try FieldReader.identifier(item.id, context: itemContext, key: "id"),
-                        model: try model(item.model, in: itemContext)))
-            }
-            let section = NewSection(
-                id: try FieldReader.identifier(sectionID, context: sectionContext, key: "id"),
-                model: try model(sectionModel, in: sectionContext), items: newItems)
-            return .insertSection(section, at: at)
-        case .updateSection(let sectionID, let sectionModel):
-            return .updateSection(id: try id(sectionID), model: try model(sectionModel, in: context))
-        case .moveSection(let sectionID, let to):
-            return .moveSection(id: try id(sectionID), to: to)
-        case .deleteSection(let sectionID):
-            return .deleteSection(id: try id(sectionID))
-        case .insertItem(let section, let itemID, let itemModel, let at):
-            let itemContext = "\(context).item"
-            return .insertItem(
-                section: try id(section, "section"),
-                item: NewItem(
-                    id: try FieldReader.identifier(itemID, context: itemContext, key: "id"),
-                    model: try model(itemModel, in: itemContext)),
-                at: at)
-        case .updateItem(let itemID, let itemModel):
-            return .updateItem(id: try id(itemID), model: try model(itemModel, in: context))
-        case .moveItem(let itemID, let section, let to):
-            return .moveItem(
-                id: try id(itemID), section: try FieldReader.identifier(section, context: context, key: "section"),
-                to: to)
-        case .deleteItem(let itemID):
-            return .deleteItem(id: try id(itemID))
-        }
+    func operation(_ value: JSONValue, index: Int) throws(Problem) -> ListOperation {
+        try readWire { () throws(WireError) in try ListOperation(json: value, index: index, limits: models) }
     }
 }
 

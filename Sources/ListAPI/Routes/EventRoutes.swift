@@ -1,4 +1,5 @@
 import HTTP
+import ListModel
 import ListStore
 import Server
 

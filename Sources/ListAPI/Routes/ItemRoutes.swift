@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import JSON
+import ListModel
 import ListStore
 import SectionDiff
 

@@ -1,5 +1,6 @@
 import HTTP
 import JSON
+import ListModel
 import ListStore
 
 extension ListService {

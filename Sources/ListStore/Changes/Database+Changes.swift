@@ -1,3 +1,4 @@
+import ListModel
 import Storage
 
 /// The change engine's reads, on any connection (the writer's inside a write,

@@ -1,3 +1,4 @@
+import ListModel
 import Synchronization
 
 /// Rank indexes the writer publishes for the reader threads, so "changes

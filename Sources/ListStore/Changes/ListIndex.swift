@@ -1,3 +1,5 @@
+import ListModel
+
 /// The order statistics of one list's current position keys: the section keys,
 /// and each section's item keys. Enough to turn a key into an index path in
 /// O(log n) without reading the list.

@@ -1,3 +1,4 @@
+import ListModel
 import Storage
 
 /// "What changed since V" on a reader thread, so a catch-up never holds the

@@ -1,3 +1,4 @@
+import ListModel
 import Storage
 
 /// The change engine on the writer's connection: what a write or a span of

@@ -1,3 +1,5 @@
+import ListModel
+
 /// The net change of a list between two versions, described by what it touched.
 ///
 /// `old` and `new` are the list at `from` and at `to`, condensed: the sections

@@ -5,7 +5,7 @@ import JSON
 /// Canonical text (object keys sorted, no insignificant white space) makes
 /// equality plain text equality, so "did the model change" is a string
 /// comparison and the store keeps exactly one spelling of every value.
-/// Size limits are the store's to check (``StoreConfiguration/maxModelBytes``),
+/// Size limits are the store's to check (its configured maximum),
 /// because the limit is configured per store, not per value.
 public struct Model: Sendable, Hashable, CustomStringConvertible {
     /// The value's canonical JSON text.
@@ -16,20 +16,8 @@ public struct Model: Sendable, Hashable, CustomStringConvertible {
         self.canonicalText = value.canonicalText
     }
 
-    /// Parses untrusted JSON text and keeps its canonical form.
-    ///
-    /// Bad JSON, invalid UTF-8, or nesting deeper than `limits.maxDepth` is
-    /// rejected as `invalidModel` with the parser's line and column.
-    public init(parsing bytes: [UInt8], limits: JSONLimits = JSONLimits()) throws(StoreError) {
-        do {
-            self.canonicalText = try CanonicalJSON.canonicalize(bytes, limits: limits)
-        } catch {
-            throw StoreError(.invalidModel, "model is not valid JSON: \(error)")
-        }
-    }
-
     /// A model whose text is known to be canonical (read back from the database).
-    init(trustedCanonicalText text: String) {
+    package init(trustedCanonicalText text: String) {
         self.canonicalText = text
     }
 
@@ -40,15 +28,40 @@ public struct Model: Sendable, Hashable, CustomStringConvertible {
     public var byteCount: Int { canonicalText.utf8.count }
 
     /// The model as a JSON value, for callers that need its structure.
-    public func jsonValue() throws(StoreError) -> JSONValue {
+    public func jsonValue() throws(ModelError) -> JSONValue {
         do {
             return try JSONValue(
                 parsing: Array(canonicalText.utf8), limits: JSONLimits(maxDepth: 1024, maxBytes: Int.max))
         } catch {
-            throw StoreError(.invalidModel, "stored model does not parse: \(error)")
+            throw ModelError("stored model does not parse: \(error)")
         }
     }
 
     /// The canonical text.
     public var description: String { canonicalText }
+}
+
+/// A model that could not be read back as JSON.
+public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong, in words fit for a log.
+    public var detail: String
+
+    /// Creates an error.
+    public init(_ detail: String) { self.detail = detail }
+
+    public var description: String { detail }
+}
+
+/// A model written in source, as in `.updateItem(id: "apple", model: ["qty": 3])`.
+extension Model: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(booleanLiteral value: Bool) { self.init(.bool(value)) }
+    public init(integerLiteral value: Int64) { self.init(JSONValue(integerLiteral: value)) }
+    public init(floatLiteral value: Double) { self.init(JSONValue(floatLiteral: value)) }
+    public init(stringLiteral value: String) { self.init(.string(value)) }
+    public init(arrayLiteral elements: JSONValue...) { self.init(.array(elements)) }
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self.init(.object(JSONObject(elements)))
+    }
 }

@@ -63,6 +63,9 @@ public struct Identifier: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     private init(unchecked: String) { self.rawValue = unchecked }
 
+    /// An id read back from a store, which holds only validated ids.
+    package init(storedText: String) { self.rawValue = storedText }
+
     private static func currentMilliseconds() -> UInt64 {
         UInt64(max(0, Date().timeIntervalSince1970 * 1000))
     }
@@ -82,4 +85,19 @@ public struct Identifier: Hashable, Sendable, Comparable, CustomStringConvertibl
     public static func < (lhs: Identifier, rhs: Identifier) -> Bool { lhs.rawValue < rhs.rawValue }
 
     public var description: String { rawValue }
+}
+
+/// An id written in source, as in `.deleteItem(id: "apple")`.
+///
+/// A literal is the programmer's, not input: one that is not a valid id is a
+/// mistake in the program and stops it with the reason. Ids that come from
+/// input go through ``Identifier/init(_:)``, which returns `nil` instead.
+extension Identifier: ExpressibleByStringLiteral {
+    public init(stringLiteral text: String) {
+        guard let id = Identifier(text) else {
+            preconditionFailure(
+                "\"\(text)\" is not an id: \(Identifier.validationFailure(text) ?? "invalid")")
+        }
+        self = id
+    }
 }
