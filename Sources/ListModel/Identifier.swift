@@ -39,7 +39,7 @@ public struct Identifier: Hashable, Sendable, Comparable, CustomStringConvertibl
         return generate(milliseconds: currentMilliseconds(), using: &generator)
     }
 
-    /// A fresh id from a given time and random source; see ``generate(now:)``.
+    /// A fresh id from a given time and random source; see ``generate()``.
     public static func generate(
         milliseconds: UInt64,
         using generator: inout some RandomNumberGenerator

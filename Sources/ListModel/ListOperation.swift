@@ -66,3 +66,25 @@ public enum ListOperation: Sendable, Hashable {
         }
     }
 }
+
+// Spelled as a batch is written by hand: `.insertSection(id: "fruit", model: ["title": "Fruit"])`.
+extension ListOperation {
+    /// Inserts a section with these items at `at`, or appends it.
+    public static func insertSection(
+        id: Identifier? = nil, model: Model = .emptyObject, items: [NewItem] = [], at: Int? = nil
+    ) -> ListOperation {
+        .insertSection(NewSection(id: id, model: model, items: items), at: at)
+    }
+
+    /// Inserts an item into `section` at `at`, or appends it.
+    public static func insertItem(
+        section: Identifier, id: Identifier? = nil, model: Model = .emptyObject, at: Int? = nil
+    ) -> ListOperation {
+        .insertItem(section: section, item: NewItem(id: id, model: model), at: at)
+    }
+
+    /// Moves an item to index `to` of its own section.
+    public static func moveItem(id: Identifier, to: Int) -> ListOperation {
+        .moveItem(id: id, section: nil, to: to)
+    }
+}

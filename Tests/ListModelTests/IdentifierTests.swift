@@ -68,4 +68,18 @@ import Testing
                 "insertItem", "updateItem", "moveItem", "deleteItem",
             ])
     }
+
+    @Test func aBatchWrittenByHandReadsAsTheContractSpellsIt() {
+        let batch: [ListOperation] = [
+            .insertSection(id: "fruit", model: ["title": "Fruit"]),
+            .insertItem(section: "fruit", id: "apple", model: ["qty": 3, "done": false]),
+            .moveItem(id: "apple", to: 0),
+        ]
+        #expect(
+            batch == [
+                .insertSection(NewSection(id: "fruit", model: ["title": "Fruit"], items: []), at: nil),
+                .insertItem(section: "fruit", item: NewItem(id: "apple", model: ["done": false, "qty": 3]), at: nil),
+                .moveItem(id: "apple", section: nil, to: 0),
+            ])
+    }
 }
