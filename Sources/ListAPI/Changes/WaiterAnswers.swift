@@ -52,7 +52,7 @@ struct WaiterAnswers: Sendable {
     /// Answers a single-list waiter with `answer`, the group's compact body
     /// serialized once into `compact` and shared by every waiter after.
     private func respond(_ waiter: ChangeHub.Parked, with answer: EncodedChangeAnswer, compact: inout [UInt8]?) {
-        if compact == nil { compact = answer.json + [UInt8(ascii: "\n")] }
+        if compact == nil, !waiter.pretty { compact = ChangeAnswerResponse.compactBody(answer.json) }
         metrics.served(answer)
         respond(waiter, json: answer.json, compact: compact)
     }
@@ -150,22 +150,7 @@ struct WaiterAnswers: Sendable {
         }
     }
 
-    /// The header fields of every change answer, built once rather than per waiter.
-    private static let answerHeaders: HTTPHeaders = {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Cache-Control", value: "no-store")
-        return headers
-    }()
-
     private func respond(_ waiter: ChangeHub.Parked, json: [UInt8], compact: [UInt8]?) {
-        let headers = Self.answerHeaders
-        let body: [UInt8]
-        if waiter.pretty {
-            body = prettyPrinted(json) + [UInt8(ascii: "\n")]
-        } else {
-            body = compact ?? (json + [UInt8(ascii: "\n")])
-        }
-        waiter.responder.respond(Response(status: .ok, headers: headers, body: body))
+        waiter.responder.respond(ChangeAnswerResponse.response(json: json, compact: compact, pretty: waiter.pretty))
     }
 }

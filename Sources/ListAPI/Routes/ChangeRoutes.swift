@@ -70,11 +70,7 @@ extension ListService {
 
     private func respond(_ answer: EncodedChangeAnswer, _ context: Context, _ responder: Responder.Finishing) {
         metrics.served(answer)
-        var writer = JSONWriter(capacity: answer.json.count + 1)
-        writer.raw(answer.json)
-        var response = JSONBody.response(writer, pretty: context.pretty)
-        response.headers.add(name: "Cache-Control", value: "no-store")
-        responder.respond(response)
+        responder.respond(ChangeAnswerResponse.response(json: answer.json, pretty: context.pretty))
     }
 
     /// `POST /changes` with `{"lists": {"a": 3, "b": 9}, "epochs"?: {"a": "…"}, "timeout"?: S}`:

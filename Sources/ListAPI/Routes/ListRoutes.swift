@@ -201,8 +201,6 @@ extension ListService {
                 answer = .reset(snapshot, from: result.previousVersion)
             }
         }
-        var writer = JSONWriter(capacity: answer.json.count + 1)
-        writer.raw(answer.json)
-        return JSONBody.response(writer, pretty: context.pretty, etag: etag)
+        return ChangeAnswerResponse.response(json: answer.json, pretty: context.pretty, etag: etag)
     }
 }
