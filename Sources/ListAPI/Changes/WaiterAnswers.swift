@@ -83,12 +83,12 @@ struct WaiterAnswers: Sendable {
                     metrics.served(reset)
                     respond(waiter, json: reset.json, compact: nil)
                 } catch {
-                    waiter.responder.respond(Problem(error).response())
+                    waiter.exchange.fail(Problem(error))
                 }
             case (.one, .success(let answer)):
                 respond(waiter, with: answer, compact: &compactBody)
             case (.one, .failure(let error)):
-                waiter.responder.respond(Problem(error).response())
+                waiter.exchange.fail(Problem(error))
             case (.many, _):
                 await many(waiter)
             }
@@ -112,7 +112,7 @@ struct WaiterAnswers: Sendable {
             } catch  where error.kind == .listNotFound {
                 deleted.append(list)
             } catch {
-                waiter.responder.respond(Problem(error).response())
+                waiter.exchange.fail(Problem(error))
                 return
             }
         }
@@ -143,14 +143,17 @@ struct WaiterAnswers: Sendable {
     func deleted(_ list: Identifier, _ waiter: ChangeHub.Parked) {
         switch waiter.watch {
         case .one:
-            waiter.responder.respond(
-                Problem(StoreError(.listNotFound, "list \"\(list)\" was deleted while this request waited")).response())
+            waiter.exchange.fail(
+                Problem(StoreError(.listNotFound, "list \"\(list)\" was deleted while this request waited")))
         case .many:
             Task { await many(waiter) }
         }
     }
 
+    /// Sends `json` to `waiter`, through the pipeline's middleware like any
+    /// answer (CORS, metrics, logging). `compact` is the group's shared body,
+    /// when made.
     private func respond(_ waiter: ChangeHub.Parked, json: [UInt8], compact: [UInt8]?) {
-        waiter.responder.respond(ChangeAnswerResponse.response(json: json, compact: compact, pretty: waiter.pretty))
+        waiter.exchange.respond(ChangeAnswerResponse.response(json: json, compact: compact, pretty: waiter.pretty))
     }
 }
