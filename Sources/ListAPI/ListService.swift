@@ -14,7 +14,7 @@ import Server
 public final class ListService: HTTPHandler {
     /// The service's metrics; `GET /metrics` renders them.
     public let metrics: ServiceMetrics
-    /// The head cache.
+    /// The head cache, kept by the commit pipeline.
     let router: CommitRouter
     /// Computes and shares change answers.
     let computer: ChangeComputer
@@ -29,9 +29,11 @@ public final class ListService: HTTPHandler {
         logger: Logger
     ) {
         self.metrics = metrics
+        // The commit pipeline: the router records every commit's head before
+        // its writer is answered, and the snapshot cache hears the same commit
+        // there (a deleted list's snapshot must not outlive its acknowledged deletion).
         let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
-        // A deleted list's snapshot must not outlive its acknowledged deletion in the cache.
-        let router = CommitRouter(onCommit: { commit in if commit.deleted { cache.remove(commit.list) } })
+        let router = CommitRouter(onCommit: { commit in cache.committed(commit) })
         self.router = router
         let computer = ChangeComputer(store: store, router: router)
         self.computer = computer

@@ -12,6 +12,13 @@ func storeCall<T>(_ body: () async throws(StoreError) -> T) async throws(Problem
 
 /// Where routes learn a list's current head: the commit router, which the
 /// commit pipeline keeps current, or else the store.
+///
+/// Every write's head is recorded by the pipeline, not here:
+/// ``CommitRouter/accept(_:)`` runs on the store's committing thread, before
+/// the writer is answered, for every commit (creates and deletes included).
+/// What is noted here is only what a *read* learned: a list nobody wrote since
+/// this process started, or one another instance wrote that this one has not
+/// heard of yet. This is the one place routes note a head.
 struct HeadLookup: Sendable {
     let router: CommitRouter
     let store: any Store
@@ -38,6 +45,13 @@ struct HeadLookup: Sendable {
 /// The store as the list, section, item and index routes use it: reads
 /// through the head cache (``HeadLookup``) and the ``SnapshotCache``, and
 /// writes checked against `If-Match`.
+///
+/// The caches stay coherent without this type's help: an entry of the
+/// snapshot cache is served only while its version is the head the commit
+/// router holds, which every commit moves before its writer is answered, and
+/// a deleted list's entry is dropped by the commit pipeline
+/// (``SnapshotCache/committed(_:)``). Here snapshots are only *added*: read
+/// through, or written through when a list is created.
 struct ListRepository: Sendable {
     let heads: HeadLookup
     let cache: SnapshotCache

@@ -67,7 +67,7 @@ struct ListRoutes: RouteGroup {
         let snapshot = try await storeCall { () throws(StoreError) in
             try await lists.store.createList(id: id, name: name, sections: sections, indexes: indexes)
         }
-        lists.heads.learned(snapshot.head)
+        // The store announced the create (its commit recorded the head) before answering.
         var response = snapshotResponse(context, lists.created(snapshot), status: .created)
         response.headers.add(name: "Location", value: ResourcePath.of(snapshot.id))
         return response
@@ -141,7 +141,6 @@ struct ListRoutes: RouteGroup {
             let snapshot = try await storeCall { () throws(StoreError) in
                 try await lists.store.createList(id: list, name: name ?? "", sections: sections, indexes: indexes)
             }
-            lists.heads.learned(snapshot.head)
             var response = snapshotResponse(context, lists.created(snapshot), status: .created)
             response.headers.add(name: "Location", value: ResourcePath.of(list))
             return response
@@ -166,22 +165,25 @@ struct ListRoutes: RouteGroup {
     func deleteList(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let expected = try await lists.expectedVersion(context, list: list)
+        // The commit pipeline dropped the list's cached snapshot before the store answered.
         try await storeCall { () throws(StoreError) in
             try await lists.store.deleteList(list, expectedVersion: expected)
         }
-        lists.cache.remove(list)
         return Response(status: .noContent)
     }
 
     /// The answer to a write of the whole list: the new version and the
     /// changeset the write made, in the change stream's shape.
+    ///
+    /// No head is noted here: the write's commit recorded it (on the store's
+    /// thread, before the store answered), and a later one the read below
+    /// may see is recorded by its own commit.
     func writeAnswer(_ context: Context, _ result: WriteResult) async throws(Problem) -> Response {
         let head = ListHead(id: result.list, epoch: result.epoch, version: result.version)
         let answer: EncodedChangeAnswer
         if !result.changed {
             answer = .unchanged(head, from: result.version)
         } else if let change = result.change {
-            lists.heads.learned(change.head)
             answer = changes.recorded(change)
         } else {
             // A store that does not record its writes' changes: ask it for the one version.
@@ -191,10 +193,8 @@ struct ListRoutes: RouteGroup {
             switch lookup {
             case .change(let change):
                 // When later writes landed already, this is the net change up to the latest: still exact.
-                lists.heads.learned(change.head)
                 answer = .change(change)
             case .reset(let snapshot):
-                lists.heads.learned(snapshot.head)
                 answer = .reset(snapshot, from: result.previousVersion)
             }
         }
