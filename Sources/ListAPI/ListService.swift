@@ -3,6 +3,37 @@ import ListStore
 import Logging
 import Server
 
+// MARK: - Concurrency model of ListAPI
+//
+// Who runs what (docs/architecture.md has the whole path of a write):
+//
+// - Event loops (Server's `http-loop-N`, one per core) own the connections.
+//   `ListService.handle` runs there: the ``RequestPipeline`` matches the route,
+//   runs each ``Middleware``'s admission, and runs the route's synchronous part
+//   (parameter checks, cache hits, parking a long-poll). Never blocks.
+// - async/await begins in ``Exchange/task(_:)``: an `.async` route, and any
+//   custom route that needs the store, runs in one unstructured `Task` on
+//   Swift's cooperative pool, cancelled when its client leaves. Store calls
+//   suspend it and run on the store's own threads (writer, readers, catch-up).
+// - The store's committing thread calls ``CommitRouter/accept(_:)`` for every
+//   commit, creates and deletes included, before the writer is answered: it
+//   records the list's head (the head cache), calls `onCommit`
+//   (``SnapshotCache/committed(_:)`` drops a deleted list), and queues the
+//   commit. O(1); nothing else runs on the writer.
+// - The fan-out queue (`listd.fan-out`, serial) hands commits to the
+//   ``ChangeHub`` and the ``EventHub``: parked long-polls and event streams
+//   whose answer is the commit's recorded change are answered right there,
+//   one serialized body shared by all; what needs the store goes to one
+//   `Task` per group of followers asking the same question.
+// - Tickers (one `Task` each) expire parked long-polls and send heartbeats.
+//   An event stream's next answer is asked for from its flush callback, on
+//   its connection's event loop. ``CatchUpStager`` stages catch-up answers on
+//   a thread of its own.
+// - Shared state is behind `Mutex` or in `Atomic`s (Synchronization); no actors.
+// - Every answer goes through ``Exchange``, so the middleware's
+//   ``Middleware/answering(_:to:after:)`` runs on whichever of these threads
+//   answers (event loop, task, fan-out queue, ticker). It must not block.
+
 /// The listd service: every route of the HTTP contract (docs/API.md) on top
 /// of a ``Store``, as an ``HTTPHandler`` for the HTTP server.
 ///
