@@ -9,7 +9,9 @@ import Synchronization
 /// An entry is served only while its version is the list's current head (as
 /// the ``CommitRouter`` knows it, which hears every commit before its writer
 /// is answered), so a client never reads a snapshot older than its own
-/// acknowledged write. Bounded by bytes; the least recently stored go first.
+/// acknowledged write; a deletion drops the list's entry in the same commit
+/// pipeline (``committed(_:)``). Bounded by bytes; the least recently stored
+/// go first.
 final class SnapshotCache: Sendable {
     /// One list's snapshot at one version, as a value and as compact JSON.
     struct Entry: Sendable {
@@ -62,6 +64,16 @@ final class SnapshotCache: Sendable {
             }
         }
         return entry
+    }
+
+    /// Hears every commit, from the commit pipeline (``CommitRouter``'s
+    /// `onCommit`, on the store's committing thread, before the writer is
+    /// answered): a deleted list's entry goes, so no client reads a list
+    /// whose deletion was acknowledged. Other commits need nothing here: an
+    /// entry is served only while its version is the router's head, which
+    /// the same commit moves on.
+    func committed(_ commit: Commit) {
+        if commit.deleted { remove(commit.list) }
     }
 
     /// Forgets a list (it was deleted).

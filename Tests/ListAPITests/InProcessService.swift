@@ -29,6 +29,8 @@ final class InProcessService: Sendable {
     /// service knows nothing of what it wrote (no heads, no cached snapshots).
     static func make(
         tick: Duration = .milliseconds(10), cors: CORSPolicy = CORSPolicy(),
+        accessPolicy: AccessPolicy = AccessPolicy(writeToken: nil, readToken: nil),
+        metrics: ServiceMetrics = ServiceMetrics(),
         prepare: (SQLiteStore) async throws -> Void = { _ in }
     ) async throws -> InProcessService {
         let directory = FileManager.default.temporaryDirectory
@@ -46,10 +48,10 @@ final class InProcessService: Sendable {
         let service = ListService(
             store: gated,
             configuration: {
-                var configuration = ServiceConfiguration(timeoutTick: tick)
+                var configuration = ServiceConfiguration(accessPolicy: accessPolicy, timeoutTick: tick)
                 configuration.cors = cors
                 return configuration
-            }(), logger: Logger(label: "listd.test"))
+            }(), metrics: metrics, logger: Logger(label: "listd.test"))
         return InProcessService(service: service, store: store, gated: gated, gate: gate, directory: directory)
     }
 
@@ -69,8 +71,10 @@ final class InProcessService: Sendable {
     }
 
     /// Sends one request; the exchange holds its answer when it comes.
-    func send(_ method: HTTPMethod, _ target: String, json body: String? = nil) -> InProcessExchange {
-        var headers = HTTPHeaders()
+    func send(
+        _ method: HTTPMethod, _ target: String, json body: String? = nil, headers extra: HTTPHeaders = HTTPHeaders()
+    ) -> InProcessExchange {
+        var headers = extra
         if body != nil { headers.add(name: "Content-Type", value: "application/json") }
         let request = Request(
             head: RequestHead(method: method, target: target, headers: headers), body: Array((body ?? "").utf8),
@@ -98,16 +102,26 @@ final class InProcessExchange: Sendable {
 
     init() {
         let box = ResponseBox()
+        let streamBox = ResponseBox()
         responder = Responder(delivering: { delivery in
-            if case .response(let response) = delivery { box.set(response) }
+            switch delivery {
+            case .response(let response): box.set(response)
+            case .streamHead(let head): streamBox.set(head)
+            case .streamChunk, .streamEnd: break
+            }
         })
         self.box = box
+        self.streamBox = streamBox
     }
 
     private let box: ResponseBox
+    private let streamBox: ResponseBox
 
     /// The answer, if the handler gave one.
     var answered: Response? { box.get() }
+
+    /// The head of the event stream the handler started, if it started one.
+    var streamHead: Response? { streamBox.get() }
 
     /// Waits for the answer (a state, polled), failing after 60 s. The bound
     /// only turns a lost answer into a failure rather than a hang: a route's

@@ -19,7 +19,8 @@ extension ChangeHub {
     /// lock), and copying a struct of a request context and two dictionaries
     /// retains and releases each of their parts; a reference is one retain.
     final class Parked: Sendable {
-        let responder: Responder.Finishing
+        /// The way back to the client, through the request pipeline's middleware.
+        let exchange: Exchange
         let watch: Watch
         let pretty: Bool
         let since: [Identifier: Int64]
@@ -28,10 +29,10 @@ extension ChangeHub {
         let maxChanges: Int?
 
         init(
-            responder: Responder.Finishing, watch: Watch, pretty: Bool, since: [Identifier: Int64],
+            exchange: Exchange, watch: Watch, pretty: Bool, since: [Identifier: Int64],
             epochs: [Identifier: String], maxChanges: Int? = nil
         ) {
-            self.responder = responder
+            self.exchange = exchange
             self.watch = watch
             self.pretty = pretty
             self.since = since

@@ -46,17 +46,17 @@ final class ChangeHub: Sendable {
     /// How many requests are parked.
     var parkedCount: Int { state.withLock { $0.table.count } }
 
-    /// Parks `responder` until one of `since`'s lists passes its version, or `timeout` passes.
+    /// Parks `exchange` until one of `since`'s lists passes its version, or `timeout` passes.
     ///
     /// Checked under the hub's lock against the router's heads after
     /// subscribing, so no commit can slip between the caller's check and the park.
     func park(
         _ watch: Watch, since: [Identifier: Int64], epochs: [Identifier: String], timeout: Duration,
-        pretty: Bool, maxChanges: Int? = nil, responder: Responder.Finishing
+        pretty: Bool, maxChanges: Int? = nil, exchange: Exchange
     ) -> ParkResult {
         let deadline = ticker.deadline(after: timeout)
         let parked = Parked(
-            responder: responder, watch: watch, pretty: pretty, since: since, epochs: epochs, maxChanges: maxChanges)
+            exchange: exchange, watch: watch, pretty: pretty, since: since, epochs: epochs, maxChanges: maxChanges)
         let result: (ParkResult, UInt64?) = state.withLock { state in
             if state.shuttingDown { return (.shuttingDown, nil) }
             for list in since.keys where state.subscriptions[list] == nil {
@@ -79,7 +79,7 @@ final class ChangeHub: Sendable {
         if let id = result.1 {
             // Registered outside the lock: onCancel runs the body at once if the
             // client is already gone, and the body takes the lock.
-            responder.onCancel { [weak self] in self?.cancel(id) }
+            exchange.onCancel { [weak self] in self?.cancel(id) }
         }
         return result.0
     }

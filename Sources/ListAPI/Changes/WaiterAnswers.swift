@@ -53,7 +53,7 @@ struct WaiterAnswers: Sendable {
     /// Answers a single-list waiter with `answer`, the group's compact body
     /// serialized once into `compact` and shared by every waiter after.
     private func respond(_ waiter: ChangeHub.Parked, with answer: EncodedChangeAnswer, compact: inout [UInt8]?) {
-        if compact == nil { compact = answer.json + [UInt8(ascii: "\n")] }
+        if compact == nil, !waiter.pretty { compact = ChangeAnswerResponse.compactBody(answer.json) }
         metrics.served(answer)
         respond(waiter, json: answer.json, compact: compact)
     }
@@ -84,12 +84,12 @@ struct WaiterAnswers: Sendable {
                     metrics.served(reset)
                     respond(waiter, json: reset.json, compact: nil)
                 } catch {
-                    waiter.responder.respond(Problem(error).response())
+                    waiter.exchange.fail(Problem(error))
                 }
             case (.one, .success(let answer)):
                 respond(waiter, with: answer, compact: &compactBody)
             case (.one, .failure(let error)):
-                waiter.responder.respond(Problem(error).response())
+                waiter.exchange.fail(Problem(error))
             case (.many, _):
                 await many(waiter)
             }
@@ -113,7 +113,7 @@ struct WaiterAnswers: Sendable {
             } catch  where error.kind == .listNotFound {
                 deleted.append(list)
             } catch {
-                waiter.responder.respond(Problem(error).response())
+                waiter.exchange.fail(Problem(error))
                 return
             }
         }
@@ -144,29 +144,17 @@ struct WaiterAnswers: Sendable {
     func deleted(_ list: Identifier, _ waiter: ChangeHub.Parked) {
         switch waiter.watch {
         case .one:
-            waiter.responder.respond(
-                Problem(StoreError(.listNotFound, "list \"\(list)\" was deleted while this request waited")).response())
+            waiter.exchange.fail(
+                Problem(StoreError(.listNotFound, "list \"\(list)\" was deleted while this request waited")))
         case .many:
             Task { await many(waiter) }
         }
     }
 
-    /// The header fields of every change answer, built once rather than per waiter.
-    private static let answerHeaders: HTTPHeaders = {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Cache-Control", value: "no-store")
-        return headers
-    }()
-
+    /// Sends `json` to `waiter`, through the pipeline's middleware like any
+    /// answer (CORS, metrics, logging). `compact` is the group's shared body,
+    /// when made.
     private func respond(_ waiter: ChangeHub.Parked, json: [UInt8], compact: [UInt8]?) {
-        let headers = Self.answerHeaders
-        let body: [UInt8]
-        if waiter.pretty {
-            body = prettyPrinted(json) + [UInt8(ascii: "\n")]
-        } else {
-            body = compact ?? (json + [UInt8(ascii: "\n")])
-        }
-        waiter.responder.respond(Response(status: .ok, headers: headers, body: body))
+        waiter.exchange.respond(ChangeAnswerResponse.response(json: json, compact: compact, pretty: waiter.pretty))
     }
 }

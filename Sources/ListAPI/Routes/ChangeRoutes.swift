@@ -4,42 +4,60 @@ import ListModel
 import ListStore
 import Server
 
-extension ListService {
+/// The long-poll change stream: `GET /lists/{list}/changes` and
+/// `POST /changes`. Holds the change hub (which parks and wakes), the change
+/// computer (answers asked at once), the head lookup, the request decoder,
+/// the metrics that count change answers, and the long-poll's timeouts.
+struct ChangeRoutes: RouteGroup {
+    let heads: HeadLookup
+    let hub: ChangeHub
+    let computer: ChangeComputer
+    let decoder: RequestDecoder
+    let metrics: ServiceMetrics
+    /// A long-poll's wait when the client names none.
+    let defaultTimeout: Duration
+    /// The longest wait a client may ask for.
+    let maxTimeout: Duration
+
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/lists/{list}/changes", .read, .custom { exchange in changes(exchange) })
+        table.add(.post, "/changes", .read, .custom { exchange in changesOfMany(exchange) })
+    }
+
     /// `GET /lists/{list}/changes?since=V&timeout=S&epoch=E`: the long-poll
     /// change stream (docs/API.md). Answers at once when the client is behind
     /// (or must reset), otherwise parks until a commit or the timeout.
-    func changes(_ context: Context, _ responder: Responder.Finishing) {
+    func changes(_ exchange: Exchange) {
+        let context = exchange.context
         let list: Identifier
-        let since: Since
+        let since: ChangeParameters.Since
         let timeout: Duration
         let maxChanges: Int?
         do throws(Problem) {
             list = try context.identifier("list")
-            since = try Self.since(context.request.queryValue("since"))
+            since = try ChangeParameters.since(context.request.queryValue("since"))
             timeout = try changeTimeout(context.request.queryValue("timeout"))
-            maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
+            maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
         } catch {
-            return responder.fail(error)
+            return exchange.fail(error)
         }
         let epoch = context.request.queryValue("epoch")
-        if let head = router.head(of: list) {
-            return changes(
-                of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, context, responder)
+        if let head = heads.known(list) {
+            return changes(of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, exchange)
         }
-        responder.task { [self] in
+        exchange.task {
             do throws(Problem) {
-                let head = try await head(of: list)
-                changes(
-                    of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, context, responder)
+                let head = try await heads.head(of: list)
+                changes(of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, exchange)
             } catch {
-                responder.fail(error)
+                exchange.fail(error)
             }
         }
     }
 
     private func changes(
-        of head: ListHead, since: Since, epoch: String?, maxChanges: Int?, timeout: Duration, _ context: Context,
-        _ responder: Responder.Finishing
+        of head: ListHead, since: ChangeParameters.Since, epoch: String?, maxChanges: Int?, timeout: Duration,
+        _ exchange: Exchange
     ) {
         let version: Int64
         switch since {
@@ -48,47 +66,45 @@ extension ListService {
         }
         let upToDate = version == head.version && (epoch == nil || epoch == head.epoch)
         if upToDate {
-            if timeout <= .zero { return respond(.unchanged(head, from: version), context, responder) }
+            if timeout <= .zero { return respond(.unchanged(head, from: version), exchange) }
             switch hub.park(
                 .one(head.id), since: [head.id: version], epochs: [head.id: head.epoch], timeout: timeout,
-                pretty: context.pretty, maxChanges: maxChanges, responder: responder)
+                pretty: exchange.context.pretty, maxChanges: maxChanges, exchange: exchange)
             {
             case .parked: return
-            case .shuttingDown: return respond(.unchanged(head, from: version), context, responder)
+            case .shuttingDown: return respond(.unchanged(head, from: version), exchange)
             case .changed: break
             }
         }
-        responder.task { [self] in
+        exchange.task {
             do throws(StoreError) {
                 let answer = try await computer.answer(
                     .init(list: head.id, from: version, epoch: epoch, maxChanges: maxChanges))
-                respond(answer, context, responder)
+                respond(answer, exchange)
             } catch {
-                responder.fail(Problem(error))
+                exchange.fail(Problem(error))
             }
         }
     }
 
-    private func respond(_ answer: EncodedChangeAnswer, _ context: Context, _ responder: Responder.Finishing) {
+    /// Answers a long-poll at once (the parked ones are answered by ``WaiterAnswers``).
+    private func respond(_ answer: EncodedChangeAnswer, _ exchange: Exchange) {
         metrics.served(answer)
-        var writer = JSONWriter(capacity: answer.json.count + 1)
-        writer.raw(answer.json)
-        var response = JSONBody.response(writer, pretty: context.pretty)
-        response.headers.add(name: "Cache-Control", value: "no-store")
-        responder.respond(response)
+        exchange.respond(ChangeAnswerResponse.response(json: answer.json, pretty: exchange.context.pretty))
     }
 
     /// `POST /changes` with `{"lists": {"a": 3, "b": 9}, "epochs"?: {"a": "…"}, "timeout"?: S}`:
     /// waits until any of the lists moves past its version and answers
     /// `{"lists": {"a": <change answer>, …}}` for each list that did
     /// (a deleted list appears as `{"list": "a", "deleted": true}`).
-    func changesOfMany(_ context: Context, _ responder: Responder.Finishing) {
+    func changesOfMany(_ exchange: Exchange) {
+        let context = exchange.context
         let since: [Identifier: Int64]
         let epochs: [Identifier: String]
         let timeout: Duration
         let maxChanges: Int?
         do throws(Problem) {
-            let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+            let fields = try FieldReader(decoder.json(context.request), context: "the body", limits: decoder.models)
             try fields.allowOnly(["lists", "epochs", "timeout", "maxChanges"])
             guard let lists = fields.value("lists") else {
                 throw .invalidRequest("the body needs \"lists\": an object of list id → version held")
@@ -100,7 +116,7 @@ extension ListService {
             var bodyTimeout: Duration?
             if let value = fields.value("timeout") {
                 guard value.numberValue != nil, let parsed = try? changeTimeout(value.canonicalText) else {
-                    let maximum = Int(configuration.maxChangeTimeout / .seconds(1))
+                    let maximum = Int(maxTimeout / .seconds(1))
                     throw .invalidRequest(
                         "the body's \"timeout\" must be a number of seconds from 0 to \(maximum), not \(value.briefText)"
                     )
@@ -121,21 +137,21 @@ extension ListService {
                 }
                 maxChanges = Int(number)
             } else {
-                maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
+                maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
             }
         } catch {
-            return responder.fail(error)
+            return exchange.fail(error)
         }
-        responder.task { [self] in
+        exchange.task {
             do throws(Problem) {
-                var heads: [Identifier: ListHead] = [:]
-                for list in since.keys { heads[list] = try await head(of: list) }
+                var current: [Identifier: ListHead] = [:]
+                for list in since.keys { current[list] = try await heads.head(of: list) }
                 var epochsHeld = epochs
-                for (list, head) in heads where epochsHeld[list] == nil { epochsHeld[list] = head.epoch }
+                for (list, head) in current where epochsHeld[list] == nil { epochsHeld[list] = head.epoch }
                 let waiter = ChangeHub.Parked(
-                    responder: responder, watch: .many(since), pretty: context.pretty, since: since,
+                    exchange: exchange, watch: .many(since), pretty: context.pretty, since: since,
                     epochs: epochsHeld, maxChanges: maxChanges)
-                let behind = heads.contains { list, head in
+                let behind = current.contains { list, head in
                     head.version != since[list] || head.epoch != epochsHeld[list]
                 }
                 if behind || timeout <= .zero {
@@ -143,50 +159,23 @@ extension ListService {
                 }
                 switch hub.park(
                     .many(since), since: since, epochs: epochsHeld, timeout: timeout, pretty: context.pretty,
-                    maxChanges: maxChanges, responder: responder)
+                    maxChanges: maxChanges, exchange: exchange)
                 {
                 case .parked: return
                 case .changed, .shuttingDown: await hub.answerMany(waiter)
                 }
             } catch {
-                responder.fail(error)
+                exchange.fail(error)
             }
         }
     }
 
     // MARK: - Parameters
 
-    /// What `since` names.
-    enum Since: Sendable, Equatable {
-        case now
-        case version(Int64)
-    }
-
-    static func since(_ text: String?) throws(Problem) -> Since {
-        guard let text, !text.isEmpty else {
-            throw .invalidParameter("since is required: the version you hold, or \"now\"")
-        }
-        if text == "now" { return .now }
-        guard let version = Int64(text), version >= 0 else {
-            throw .invalidParameter(
-                "since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
-        }
-        return .version(version)
-    }
-
-    /// `maxChanges=N`: the client would rather reset than get a change naming more than N sections and items.
-    static func maxChanges(_ text: String?) throws(Problem) -> Int? {
-        guard let text else { return nil }
-        guard let number = Int(text), number >= 0, number <= Int(Int32.max) else {
-            throw .invalidParameter("maxChanges must be a whole number ≥ 0, got \"\(text.prefix(40))\"")
-        }
-        return number
-    }
-
     /// The wait a client asked for, in seconds (fractions allowed), capped.
     func changeTimeout(_ text: String?) throws(Problem) -> Duration {
-        guard let text, !text.isEmpty else { return configuration.defaultChangeTimeout }
-        let maximum = configuration.maxChangeTimeout / .seconds(1)
+        guard let text, !text.isEmpty else { return defaultTimeout }
+        let maximum = maxTimeout / .seconds(1)
         guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= maximum else {
             throw .invalidParameter(
                 "timeout must be a number of seconds from 0 to \(Int(maximum)), got \"\(text.prefix(40))\"")
@@ -228,5 +217,35 @@ extension ListService {
             epochs[id] = text
         }
         return epochs
+    }
+}
+
+/// The query parameters the long-poll and the event streams share.
+enum ChangeParameters {
+    /// What `since` names.
+    enum Since: Sendable, Equatable {
+        case now
+        case version(Int64)
+    }
+
+    static func since(_ text: String?) throws(Problem) -> Since {
+        guard let text, !text.isEmpty else {
+            throw .invalidParameter("since is required: the version you hold, or \"now\"")
+        }
+        if text == "now" { return .now }
+        guard let version = Int64(text), version >= 0 else {
+            throw .invalidParameter(
+                "since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
+        }
+        return .version(version)
+    }
+
+    /// `maxChanges=N`: the client would rather reset than get a change naming more than N sections and items.
+    static func maxChanges(_ text: String?) throws(Problem) -> Int? {
+        guard let text else { return nil }
+        guard let number = Int(text), number >= 0, number <= Int(Int32.max) else {
+            throw .invalidParameter("maxChanges must be a whole number ≥ 0, got \"\(text.prefix(40))\"")
+        }
+        return number
     }
 }

@@ -3,18 +3,30 @@ import ListModel
 import ListStore
 import Server
 
-extension ListService {
+/// The change stream as server-sent events: `GET /lists/{list}/events` and
+/// `GET /events`. Holds the event hub (which feeds open streams) and the head
+/// lookup (to resolve `since=now`).
+struct EventRoutes: RouteGroup {
+    let heads: HeadLookup
+    let hub: EventHub
+
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/lists/{list}/events", .read, .custom { exchange in events(exchange) })
+        table.add(.get, "/events", .read, .custom { exchange in eventsOfMany(exchange) })
+    }
+
     /// `GET /lists/{list}/events?since=V&epoch=E&maxChanges=N`: the change
     /// stream as server-sent events (docs/API.md). `Last-Event-ID`, when sent,
     /// wins over `since` and `epoch`: it names the epoch and version last
     /// received. `maxChanges` is read from the query on every connection.
-    func events(_ context: Context, _ responder: Responder.Finishing) {
+    func events(_ exchange: Exchange) {
+        let context = exchange.context
         let list: Identifier
         let cursors: [Identifier: EventStreamMachine.Cursor]
         let maxChanges: Int?
         do throws(Problem) {
             list = try context.identifier("list")
-            maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
+            maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
             if let lastID = context.request.header("Last-Event-ID"), !lastID.isEmpty {
                 cursors = try EventStreamMachine.parseCursors(lastID, what: "Last-Event-ID")
                 guard cursors.count == 1, cursors[list] != nil else {
@@ -23,26 +35,27 @@ extension ListService {
                 }
             } else {
                 let version: Int64
-                switch try Self.since(context.request.queryValue("since")) {
+                switch try ChangeParameters.since(context.request.queryValue("since")) {
                 case .now: version = -1
                 case .version(let given): version = given
                 }
                 cursors = [list: .init(epoch: context.request.queryValue("epoch"), version: version)]
             }
         } catch {
-            return responder.fail(error)
+            return exchange.fail(error)
         }
-        openStream(cursors, maxChanges: maxChanges, context, responder)
+        openStream(cursors, maxChanges: maxChanges, exchange)
     }
 
     /// `GET /events?lists=a:3,b:now,c:E:9&maxChanges=N`: one stream for many
     /// lists. Each event's `data` names its list; its `id` names every list's
     /// position. `maxChanges` applies to each list's events.
-    func eventsOfMany(_ context: Context, _ responder: Responder.Finishing) {
+    func eventsOfMany(_ exchange: Exchange) {
+        let context = exchange.context
         let cursors: [Identifier: EventStreamMachine.Cursor]
         let maxChanges: Int?
         do throws(Problem) {
-            maxChanges = try Self.maxChanges(context.request.queryValue("maxChanges"))
+            maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
             if let lastID = context.request.header("Last-Event-ID"), !lastID.isEmpty {
                 cursors = try EventStreamMachine.parseCursors(lastID, what: "Last-Event-ID")
             } else {
@@ -53,9 +66,9 @@ extension ListService {
                 cursors = try EventStreamMachine.parseCursors(lists, what: "lists")
             }
         } catch {
-            return responder.fail(error)
+            return exchange.fail(error)
         }
-        openStream(cursors, maxChanges: maxChanges, context, responder)
+        openStream(cursors, maxChanges: maxChanges, exchange)
     }
 
     /// The header fields of every event stream.
@@ -68,32 +81,29 @@ extension ListService {
         return headers
     }()
 
+    /// Resolves `now` cursors, then opens the stream: its head passes the
+    /// middleware like any answer (CORS, metrics, logging), then the event
+    /// hub feeds it.
     private func openStream(
-        _ requested: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?, _ context: Context,
-        _ responder: Responder.Finishing
+        _ requested: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?, _ exchange: Exchange
     ) {
-        responder.task { [self] in
+        exchange.task {
             var cursors = requested
             do throws(Problem) {
                 for (list, cursor) in requested.sorted(by: { $0.key < $1.key }) {
-                    let head = try await head(of: list)
+                    let head = try await heads.head(of: list)
                     if cursor.version < 0 { cursors[list] = .init(epoch: head.epoch, version: head.version) }
                 }
             } catch {
-                return responder.fail(error)
+                return exchange.fail(error)
             }
             // HEAD gets the stream's head and ends: there is no body to wait for.
-            if context.request.method == .head {
-                return responder.respond(Response(status: .ok, headers: Self.eventStreamHeaders))
+            if exchange.context.request.method == .head {
+                return exchange.respond(Response(status: .ok, headers: Self.eventStreamHeaders))
             }
-            var head = Response(status: .ok, headers: Self.eventStreamHeaders)
-            addCORSHeaders(to: &head.headers, context)
-            metrics.request(
-                route: context.route, method: context.request.method.rawValue, status: 200,
-                duration: ContinuousClock.now - context.started)
-            let output = responder.responder.startStream(head)
-            switch eventHub.open(
-                output: output, cursors: cursors, maxChanges: maxChanges, onCancel: { responder.onCancel($0) })
+            let output = exchange.startStream(Response(status: .ok, headers: Self.eventStreamHeaders))
+            switch hub.open(
+                output: output, cursors: cursors, maxChanges: maxChanges, onCancel: { exchange.onCancel($0) })
             {
             case .opened: break
             case .shuttingDown:

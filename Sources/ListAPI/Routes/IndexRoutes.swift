@@ -3,13 +3,29 @@ import JSON
 import ListStore
 import Logging
 
-extension ListService {
+/// `/lists/{list}/indexes[/{path}]` and `/lists/{list}/text-index`: declared
+/// indexes. Holds the store (through ``ListRepository``) and the logger that
+/// reports an index build's progress.
+struct IndexRoutes: RouteGroup {
+    let lists: ListRepository
+    let logger: Logger
+
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/lists/{list}/indexes", .read, .async { context in try await listIndexes(context) })
+        table.add(.put, "/lists/{list}/indexes/{path}", .write, .async { context in try await putIndex(context) })
+        table.add(
+            .delete, "/lists/{list}/indexes/{path}", .write, .async { context in try await deleteIndex(context) })
+        table.add(.put, "/lists/{list}/text-index", .write, .async { context in try await putTextIndex(context) })
+        table.add(
+            .delete, "/lists/{list}/text-index", .write, .async { context in try await deleteTextIndex(context) })
+    }
+
     /// `GET /lists/{list}/indexes`: the model paths the list indexes for `where=`.
     func listIndexes(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
-        let indexes = try await storeCall { () throws(StoreError) in try await store.indexes(of: list) }
-        let head = try await head(of: list)
-        return listAnswer(context, head) { writer in
+        let indexes = try await storeCall { () throws(StoreError) in try await lists.store.indexes(of: list) }
+        let head = try await lists.head(of: list)
+        return context.listAnswer(head) { writer in
             writer.key("text")
             writer.bool(indexes.text)
             writer.key("indexes")
@@ -35,7 +51,7 @@ extension ListService {
         let started = ContinuousClock.now
         logger.info("declaring index", metadata: ["list": "\(list)", "path": "\(dotted)"])
         let created = try await storeCall { () throws(StoreError) in
-            try await store.addIndex(path, to: list) { done, total in
+            try await lists.store.addIndex(path, to: list) { done, total in
                 logger.info(
                     "indexing items",
                     metadata: ["list": "\(list)", "path": "\(dotted)", "done": "\(done)", "total": "\(total)"])
@@ -44,10 +60,10 @@ extension ListService {
         logger.info(
             created ? "index built" : "index already declared",
             metadata: ["list": "\(list)", "path": "\(dotted)", "duration": "\(ContinuousClock.now - started)"])
-        let head = try await head(of: list)
-        return listAnswer(
-            context, head, status: created ? .created : .ok,
-            location: created ? "\(Self.location(list))/indexes/\(Self.percentEncoded(dotted))" : nil
+        let head = try await lists.head(of: list)
+        return context.listAnswer(
+            head, status: created ? .created : .ok,
+            location: created ? "\(ResourcePath.of(list))/indexes/\(Self.percentEncoded(dotted))" : nil
         ) { writer in
             writer.key("path")
             writer.string(dotted)
@@ -58,7 +74,7 @@ extension ListService {
     func deleteIndex(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let path = try Self.indexPath(context)
-        let dropped = try await storeCall { () throws(StoreError) in try await store.dropIndex(path, from: list) }
+        let dropped = try await storeCall { () throws(StoreError) in try await lists.store.dropIndex(path, from: list) }
         guard dropped else {
             throw Problem(
                 slug: "unknown-index", title: "No such index", status: 404,
@@ -74,7 +90,7 @@ extension ListService {
         let logger = self.logger
         let started = ContinuousClock.now
         let created = try await storeCall { () throws(StoreError) in
-            try await store.setTextIndex(true, on: list) { done, total in
+            try await lists.store.setTextIndex(true, on: list) { done, total in
                 logger.info(
                     "indexing item text", metadata: ["list": "\(list)", "done": "\(done)", "total": "\(total)"])
             }
@@ -83,10 +99,10 @@ extension ListService {
             logger.info(
                 "text index built", metadata: ["list": "\(list)", "duration": "\(ContinuousClock.now - started)"])
         }
-        let head = try await head(of: list)
-        return listAnswer(
-            context, head, status: created ? .created : .ok,
-            location: created ? "\(Self.location(list))/text-index" : nil
+        let head = try await lists.head(of: list)
+        return context.listAnswer(
+            head, status: created ? .created : .ok,
+            location: created ? "\(ResourcePath.of(list))/text-index" : nil
         ) { writer in
             writer.key("text")
             writer.bool(true)
@@ -97,7 +113,7 @@ extension ListService {
     func deleteTextIndex(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let dropped = try await storeCall { () throws(StoreError) in
-            try await store.setTextIndex(false, on: list, progress: { _, _ in })
+            try await lists.store.setTextIndex(false, on: list, progress: { _, _ in })
         }
         guard dropped else {
             throw Problem(

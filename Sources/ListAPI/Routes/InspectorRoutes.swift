@@ -1,19 +1,27 @@
 import HTTP
 
-extension ListService {
-    /// `GET /`, `GET /ui`, `GET /ui/` (the page) and `GET /ui/{file}`: the inspector's files, compiled into the binary.
-    ///
-    /// The page holds no data (it asks for lists with the token the user
-    /// types), so it is served without a token, like `/healthz`. Its content
-    /// security policy allows nothing but this origin.
-    func inspectorFile(_ context: Context, name: String? = nil) -> Response {
+/// `GET /`, `GET /ui`, `GET /ui/` (the page) and `GET /ui/{file}`: the
+/// inspector's files, compiled into the binary. Needs nothing but them.
+///
+/// The page holds no data (it asks for lists with the token the user
+/// types), so it is served without a token, like `/healthz`. Its content
+/// security policy allows nothing but this origin.
+struct InspectorRoutes: RouteGroup {
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/", nil, .sync { context in try inspectorFile(context, name: "index.html") })
+        table.add(.get, "/ui", nil, .sync { context in try inspectorFile(context, name: "index.html") })
+        table.add(.get, "/ui/", nil, .sync { context in try inspectorFile(context, name: "index.html") })
+        table.add(.get, "/ui/{file}", nil, .sync { context in try inspectorFile(context) })
+    }
+
+    func inspectorFile(_ context: Context, name: String? = nil) throws(Problem) -> Response {
         let name = name ?? context.request.pathParameters["file"] ?? ""
         guard let file = InspectorAssets.files[name] else {
-            return Problem(
+            throw Problem(
                 slug: "not-found", title: "No such file", status: 404,
                 detail:
                     "the inspector has no file \"\(name.prefix(80))\"; it serves \(InspectorAssets.files.keys.sorted().joined(separator: ", "))"
-            ).response()
+            )
         }
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: file.contentType)

@@ -5,14 +5,34 @@ import ListModel
 import ListStore
 import SectionDiff
 
-extension ListService {
+/// `/lists/{list}/items[/{item}]` and `/lists/{list}/sections/{section}/items`:
+/// one item at a time, and item queries. Holds the store (through
+/// ``ListRepository``) and the request decoder.
+struct ItemRoutes: RouteGroup {
+    let lists: ListRepository
+    let decoder: RequestDecoder
+
+    func register(in table: inout RouteTable) {
+        table.add(
+            .get, "/lists/{list}/sections/{section}/items", .read,
+            .async { context in try await listSectionItems(context) })
+        table.add(
+            .post, "/lists/{list}/sections/{section}/items", .write,
+            .async { context in try await createItem(context) })
+        table.add(.get, "/lists/{list}/items", .read, .async { context in try await queryItems(context) })
+        table.add(.get, "/lists/{list}/items/{item}", .read, .async { context in try await getItem(context) })
+        table.add(.put, "/lists/{list}/items/{item}", .write, .async { context in try await replaceItem(context) })
+        table.add(.patch, "/lists/{list}/items/{item}", .write, .async { context in try await patchItem(context) })
+        table.add(.delete, "/lists/{list}/items/{item}", .write, .async { context in try await deleteItem(context) })
+    }
+
     /// `GET /lists/{list}/sections/{section}/items`.
     func listSectionItems(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let id = try context.identifier("section")
-        let snapshot = try await currentSnapshot(list).snapshot
-        guard let (_, section) = snapshot.section(id) else { throw Self.unknownSection(id, in: list) }
-        return listAnswer(context, snapshot.head) { writer in
+        let snapshot = try await lists.currentSnapshot(list).snapshot
+        guard let (_, section) = snapshot.section(id) else { throw .unknownSection(id, in: list) }
+        return context.listAnswer(snapshot.head) { writer in
             writer.key("section")
             writer.string(id.rawValue)
             writer.key("items")
@@ -26,22 +46,23 @@ extension ListService {
     func createItem(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let section = try context.identifier("section")
-        let value = try body(context, emptyAs: .object([:]))
+        let value = try decoder.json(context.request, emptyAs: .object([:]))
         var item = try decoder.item(value, context: "the body", allowing: ["at"])
         let at = try FieldReader(value, context: "the body", limits: decoder.models).position("at")
         let id = item.id ?? Identifier.generate()
         item.id = id
-        let expected = try await expectedVersion(context, list: list)
-        let (_, after) = try await write(
+        let expected = try await lists.expectedVersion(context, list: list)
+        let (_, after) = try await lists.write(
             [.insertItem(section: section, item: item, at: at)], to: list, expected: expected)
-        return try itemAnswer(context, after, id, in: list, status: .created, location: Self.location(list, item: id))
+        return try itemAnswer(
+            context, after, id, in: list, status: .created, location: ResourcePath.of(list, item: id))
     }
 
     /// `GET /lists/{list}/items/{item}`: the item, its section and its position.
     func getItem(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let id = try context.identifier("item")
-        return try itemAnswer(context, try await currentSnapshot(list).snapshot, id, in: list)
+        return try itemAnswer(context, try await lists.currentSnapshot(list).snapshot, id, in: list)
     }
 
     /// `PUT /lists/{list}/items/{item}`: `{"model", "section"?}` replaces the
@@ -50,36 +71,37 @@ extension ListService {
     func replaceItem(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let id = try context.identifier("item")
-        let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+        let fields = try FieldReader(decoder.json(context.request), context: "the body", limits: decoder.models)
         try fields.allowOnly(["id", "model", "section"])
         if let bodyID = try fields.identifier("id"), bodyID != id {
             throw .invalidRequest("the body's id \"\(bodyID)\" differs from the item in the path, \"\(id)\"")
         }
         let model = try fields.requiredModel("model")
         let section = try fields.identifier("section")
-        return try await readModifyWrite(context, list: list) { snapshot, version throws(Problem) in
+        return try await lists.readModifyWrite(context, list: list) { snapshot, version throws(Problem) in
             var operations: [ListOperation] = []
             var created = false
             if let existing = snapshot.item(id) {
                 if let section, section != existing.section.id {
                     guard let (_, target) = snapshot.section(section) else {
-                        throw Self.unknownSection(section, in: list)
+                        throw .unknownSection(section, in: list)
                     }
                     operations.append(.moveItem(id: id, section: section, to: target.items.count))
                 }
                 if existing.item.model != model { operations.append(.updateItem(id: id, model: model)) }
             } else {
                 guard let section else {
-                    throw Self.unknownItem(id, in: list).adding(
+                    throw Problem.unknownItem(id, in: list).adding(
                         "; to create it with PUT, name its \"section\" in the body")
                 }
                 created = true
                 operations.append(.insertItem(section: section, item: NewItem(id: id, model: model), at: nil))
             }
-            let after = operations.isEmpty ? snapshot : try await write(operations, to: list, expected: version).after
+            let after =
+                operations.isEmpty ? snapshot : try await lists.write(operations, to: list, expected: version).after
             return try itemAnswer(
                 context, after, id, in: list, status: created ? .created : .ok,
-                location: created ? Self.location(list, item: id) : nil)
+                location: created ? ResourcePath.of(list, item: id) : nil)
         }
     }
 
@@ -88,7 +110,7 @@ extension ListService {
     func patchItem(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let id = try context.identifier("item")
-        let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+        let fields = try FieldReader(decoder.json(context.request), context: "the body", limits: decoder.models)
         try fields.allowOnly(["model", "section", "to"])
         let model = try fields.model("model")
         let section = try fields.identifier("section")
@@ -96,19 +118,19 @@ extension ListService {
         guard model != nil || section != nil || to != nil else {
             throw .invalidRequest("the body changes nothing: give \"model\", \"section\", \"to\" or several")
         }
-        return try await readModifyWrite(context, list: list) { snapshot, version throws(Problem) in
-            guard let existing = snapshot.item(id) else { throw Self.unknownItem(id, in: list) }
+        return try await lists.readModifyWrite(context, list: list) { snapshot, version throws(Problem) in
+            guard let existing = snapshot.item(id) else { throw .unknownItem(id, in: list) }
             var operations: [ListOperation] = []
             if section != nil || to != nil {
                 let targetID = section ?? existing.section.id
                 guard let (_, target) = snapshot.section(targetID) else {
-                    throw Self.unknownSection(targetID, in: list)
+                    throw .unknownSection(targetID, in: list)
                 }
                 let end = targetID == existing.section.id ? target.items.count - 1 : target.items.count
                 operations.append(.moveItem(id: id, section: section, to: to ?? end))
             }
             if let model { operations.append(.updateItem(id: id, model: model)) }
-            let after = try await write(operations, to: list, expected: version).after
+            let after = try await lists.write(operations, to: list, expected: version).after
             return try itemAnswer(context, after, id, in: list)
         }
     }
@@ -117,9 +139,9 @@ extension ListService {
     func deleteItem(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
         let id = try context.identifier("item")
-        let expected = try await expectedVersion(context, list: list)
+        let expected = try await lists.expectedVersion(context, list: list)
         let result = try await storeCall { () throws(StoreError) in
-            try await store.apply([.deleteItem(id: id)], to: list, expectedVersion: expected)
+            try await lists.store.apply([.deleteItem(id: id)], to: list, expectedVersion: expected)
         }
         var headers = HTTPHeaders()
         headers.add(name: "ETag", value: ListHead(id: list, epoch: result.epoch, version: result.version).etag)
@@ -137,8 +159,8 @@ extension ListService {
     /// cursor of the previous page; it stays valid while the list changes.
     func queryItems(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
-        let limit = try integerParameter(context, "limit", in: 1...1000, default: 100)
-        let section = try identifierParameter(context, "section")
+        let limit = try context.integerParameter("limit", in: 1...1000, default: 100)
+        let section = try context.identifierParameter("section")
         var conditions: [ItemQuery.Condition] = []
         for item in context.request.queryItems where item.name == "where" {
             conditions.append(try Self.condition(item.value))
@@ -156,9 +178,9 @@ extension ListService {
             return decoded
         }
         let query = ItemQuery(section: section, conditions: conditions, text: text, limit: limit, after: after)
-        let page = try await storeCall { () throws(StoreError) in try await store.items(of: list, query: query) }
-        let head = try await head(of: list)
-        var response = listAnswer(context, ListHead(id: list, epoch: head.epoch, version: page.version)) { writer in
+        let page = try await storeCall { () throws(StoreError) in try await lists.store.items(of: list, query: query) }
+        let head = try await lists.head(of: list)
+        var response = context.listAnswer(ListHead(id: list, epoch: head.epoch, version: page.version)) { writer in
             writer.key("items")
             writer.beginArray()
             for entry in page.entries {
@@ -232,8 +254,8 @@ extension ListService {
         _ context: Context, _ snapshot: ListSnapshot, _ id: Identifier, in list: Identifier,
         status: HTTPStatus = .ok, location: String? = nil
     ) throws(Problem) -> Response {
-        guard let found = snapshot.item(id) else { throw Self.unknownItem(id, in: list) }
-        return listAnswer(context, snapshot.head, status: status, location: location) { writer in
+        guard let found = snapshot.item(id) else { throw .unknownItem(id, in: list) }
+        return context.listAnswer(snapshot.head, status: status, location: location) { writer in
             writer.key("section")
             writer.string(found.section.id.rawValue)
             writer.key("at")
@@ -241,14 +263,5 @@ extension ListService {
             writer.key("item")
             writer.item(found.item)
         }
-    }
-}
-
-extension Problem {
-    /// The same problem with more words in its detail.
-    func adding(_ words: String) -> Problem {
-        var problem = self
-        problem.detail += words
-        return problem
     }
 }

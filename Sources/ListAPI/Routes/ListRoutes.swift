@@ -2,37 +2,32 @@ import HTTP
 import JSON
 import ListModel
 import ListStore
-import Server
 
-extension ListService {
-    /// `GET /healthz`: liveness. Open to everyone, so probes need no token.
-    func health(_ context: Context) -> Response {
-        json(context) { writer in
-            writer.beginObject()
-            writer.key("status")
-            writer.string("ok")
-            writer.endObject()
-        }
-    }
+/// `/lists` and `/lists/{list}`: the lists and their whole snapshots. Holds
+/// the store (through ``ListRepository``), the request decoder, and the
+/// change computer, for the change answer a `PATCH` or `PUT` returns.
+struct ListRoutes: RouteGroup {
+    let lists: ListRepository
+    let decoder: RequestDecoder
+    let changes: ChangeComputer
 
-    /// `GET /metrics`: the exposition of the metrics backend listd was given
-    /// (Prometheus text format under `listd serve`).
-    func metricsText(_ context: Context) throws(Problem) -> Response {
-        guard let exposition = metrics.exposition else {
-            throw Problem.noRoute(context.request.method, context.request.path)
-        }
-        metrics.sample()
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: exposition.contentType)
-        return Response(status: .ok, headers: headers, body: exposition.render())
+    func register(in table: inout RouteTable) {
+        table.add(.get, "/lists", .read, .async { context in try await listLists(context) })
+        table.add(.post, "/lists", .write, .async { context in try await createList(context) })
+        table.add(.get, "/lists/{list}", .read, .custom { exchange in getList(exchange) })
+        table.add(.put, "/lists/{list}", .write, .async { context in try await replaceList(context) })
+        table.add(.patch, "/lists/{list}", .write, .async { context in try await patchList(context) })
+        table.add(.delete, "/lists/{list}", .write, .async { context in try await deleteList(context) })
     }
 
     /// `GET /lists?limit=&after=`: lists in id order, a page at a time.
     func listLists(_ context: Context) async throws(Problem) -> Response {
-        let limit = try integerParameter(context, "limit", in: 1...1000, default: 100)
-        let after = try identifierParameter(context, "after")
-        let page = try await storeCall { () throws(StoreError) in try await store.lists(limit: limit, after: after) }
-        return json(context, capacity: 64 + page.count * 128) { writer in
+        let limit = try context.integerParameter("limit", in: 1...1000, default: 100)
+        let after = try context.identifierParameter("after")
+        let page = try await storeCall { () throws(StoreError) in
+            try await lists.store.lists(limit: limit, after: after)
+        }
+        return context.json(capacity: 64 + page.count * 128) { writer in
             writer.beginObject()
             writer.key("lists")
             writer.beginArray()
@@ -63,34 +58,35 @@ extension ListService {
 
     /// `POST /lists`: creates a list, with sections if the body has them.
     func createList(_ context: Context) async throws(Problem) -> Response {
-        let fields = try FieldReader(body(context, emptyAs: .object([:])), context: "the body", limits: decoder.models)
+        let fields = try FieldReader(
+            decoder.json(context.request, emptyAs: .object([:])), context: "the body", limits: decoder.models)
         try fields.allowOnly(["id", "name", "sections", "indexes"])
         let id = try fields.identifier("id") ?? Identifier.generate()
         let name = try fields.string("name") ?? ""
         let sections = try decoder.sections(fields)
-        let indexes = try Self.declaredIndexes(fields)
+        let indexes = try IndexRoutes.declaredIndexes(fields)
         let snapshot = try await storeCall { () throws(StoreError) in
-            try await store.createList(id: id, name: name, sections: sections, indexes: indexes)
+            try await lists.store.createList(id: id, name: name, sections: sections, indexes: indexes)
         }
-        router.note(snapshot.head)
-        let entry = cache.store(snapshot)
-        var response = snapshotResponse(context, entry, status: .created)
-        response.headers.add(name: "Location", value: Self.location(snapshot.id))
+        // The store announced the create (its commit recorded the head) before answering.
+        var response = snapshotResponse(context, lists.created(snapshot), status: .created)
+        response.headers.add(name: "Location", value: ResourcePath.of(snapshot.id))
         return response
     }
 
     /// `GET /lists/{list}`: the snapshot, from memory when unchanged; 304 for a matching `If-None-Match`.
-    func getList(_ context: Context, _ responder: Responder.Finishing) {
+    func getList(_ exchange: Exchange) {
+        let context = exchange.context
         let list: Identifier
-        do throws(Problem) { list = try context.identifier("list") } catch { return responder.fail(error) }
-        if let head = router.head(of: list), let entry = cache.entry(for: head) {
-            return responder.respond(snapshotResponse(context, entry))
+        do throws(Problem) { list = try context.identifier("list") } catch { return exchange.fail(error) }
+        if let entry = lists.cachedSnapshot(list) {
+            return exchange.respond(snapshotResponse(context, entry))
         }
-        responder.task { [self] in
+        exchange.task {
             do throws(Problem) {
-                responder.respond(snapshotResponse(context, try await currentSnapshot(list)))
+                exchange.respond(snapshotResponse(context, try await lists.currentSnapshot(list)))
             } catch {
-                responder.fail(error)
+                exchange.fail(error)
             }
         }
     }
@@ -125,7 +121,7 @@ extension ListService {
     /// records the difference as one version.
     func replaceList(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
-        let fields = try FieldReader(body(context), context: "the body", limits: decoder.models)
+        let fields = try FieldReader(decoder.json(context.request), context: "the body", limits: decoder.models)
         // A snapshot read with GET may be sent back as it is: its id, epoch and version are ignored.
         try fields.allowOnly(["id", "name", "sections", "indexes", "epoch", "version"])
         if let id = try fields.identifier("id"), id != list {
@@ -136,19 +132,18 @@ extension ListService {
         }
         let name = try fields.string("name")
         let sections = try decoder.sections(fields)
-        let indexes = try Self.declaredIndexes(fields)
-        let expected = try await expectedVersion(context, list: list)
+        let indexes = try IndexRoutes.declaredIndexes(fields)
+        let expected = try await lists.expectedVersion(context, list: list)
         let result: WriteResult
         do throws(StoreError) {
-            result = try await store.replace(
+            result = try await lists.store.replace(
                 list, name: name, sections: sections, indexes: indexes, expectedVersion: expected)
         } catch  where error.kind == .listNotFound && expected == nil {
             let snapshot = try await storeCall { () throws(StoreError) in
-                try await store.createList(id: list, name: name ?? "", sections: sections, indexes: indexes)
+                try await lists.store.createList(id: list, name: name ?? "", sections: sections, indexes: indexes)
             }
-            router.note(snapshot.head)
-            var response = snapshotResponse(context, cache.store(snapshot), status: .created)
-            response.headers.add(name: "Location", value: Self.location(list))
+            var response = snapshotResponse(context, lists.created(snapshot), status: .created)
+            response.headers.add(name: "Location", value: ResourcePath.of(list))
             return response
         } catch {
             throw Problem(error)
@@ -159,10 +154,10 @@ extension ListService {
     /// `PATCH /lists/{list}`: a batch of ops, all or nothing.
     func patchList(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
-        let operations = try decoder.operations(body(context))
-        let expected = try await expectedVersion(context, list: list)
+        let operations = try decoder.operations(decoder.json(context.request))
+        let expected = try await lists.expectedVersion(context, list: list)
         let result = try await storeCall { () throws(StoreError) in
-            try await store.apply(operations, to: list, expectedVersion: expected)
+            try await lists.store.apply(operations, to: list, expectedVersion: expected)
         }
         return try await writeAnswer(context, result)
     }
@@ -170,40 +165,40 @@ extension ListService {
     /// `DELETE /lists/{list}`.
     func deleteList(_ context: Context) async throws(Problem) -> Response {
         let list = try context.identifier("list")
-        let expected = try await expectedVersion(context, list: list)
-        try await storeCall { () throws(StoreError) in try await store.deleteList(list, expectedVersion: expected) }
-        cache.remove(list)
+        let expected = try await lists.expectedVersion(context, list: list)
+        // The commit pipeline dropped the list's cached snapshot before the store answered.
+        try await storeCall { () throws(StoreError) in
+            try await lists.store.deleteList(list, expectedVersion: expected)
+        }
         return Response(status: .noContent)
     }
 
     /// The answer to a write of the whole list: the new version and the
     /// changeset the write made, in the change stream's shape.
+    ///
+    /// No head is noted here: the write's commit recorded it (on the store's
+    /// thread, before the store answered), and a later one the read below
+    /// may see is recorded by its own commit.
     func writeAnswer(_ context: Context, _ result: WriteResult) async throws(Problem) -> Response {
-        let etag = ListHead(id: result.list, epoch: result.epoch, version: result.version).etag
+        let head = ListHead(id: result.list, epoch: result.epoch, version: result.version)
         let answer: EncodedChangeAnswer
         if !result.changed {
-            answer = .unchanged(
-                ListHead(id: result.list, epoch: result.epoch, version: result.version), from: result.version)
+            answer = .unchanged(head, from: result.version)
         } else if let change = result.change {
-            router.note(change.head)
-            answer = computer.recorded(change)
+            answer = changes.recorded(change)
         } else {
             // A store that does not record its writes' changes: ask it for the one version.
             let lookup = try await storeCall { () throws(StoreError) in
-                try await store.changes(of: result.list, since: result.previousVersion)
+                try await lists.store.changes(of: result.list, since: result.previousVersion)
             }
             switch lookup {
             case .change(let change):
                 // When later writes landed already, this is the net change up to the latest: still exact.
-                router.note(change.head)
                 answer = .change(change)
             case .reset(let snapshot):
-                router.note(snapshot.head)
                 answer = .reset(snapshot, from: result.previousVersion)
             }
         }
-        var writer = JSONWriter(capacity: answer.json.count + 1)
-        writer.raw(answer.json)
-        return JSONBody.response(writer, pretty: context.pretty, etag: etag)
+        return ChangeAnswerResponse.response(json: answer.json, pretty: context.pretty, etag: head.etag)
     }
 }

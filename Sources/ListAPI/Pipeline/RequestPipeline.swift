@@ -1,0 +1,151 @@
+import HTTP
+import ListStore
+import Server
+
+/// Every request's way through listd: the middleware chain around the route
+/// table, and the one place where problems become `application/problem+json`.
+///
+/// On the way in (on the connection's event loop): the route is matched, each
+/// middleware in order may answer or refuse the request, then the route runs
+/// (or the 404 / 405 of no route is sent). On the way out, every answer passes
+/// the middleware in reverse order, wherever it comes from (see ``Exchange``).
+final class RequestPipeline: Sendable {
+    private let middleware: [any Middleware]
+    private let routes: Router<Route>
+
+    /// Creates a pipeline; `middleware` is outermost first (the first sees a
+    /// request first and its answer last).
+    init(middleware: [any Middleware], routes: RouteTable) {
+        self.middleware = middleware
+        self.routes = routes.router
+    }
+
+    /// Handles one request (on the connection's event loop; never blocks).
+    func handle(_ request: Request, responder: Responder) {
+        let started = ContinuousClock.now
+        var request = request
+        let route: Route?
+        let unrouted: Problem?
+        let pattern: String
+        switch routes.match(method: request.method, path: request.path) {
+        case .matched(let matched, let parameters, let matchedPattern):
+            request.pathParameters = parameters
+            (route, unrouted, pattern) = (matched, nil, matchedPattern)
+        case .notFound:
+            (route, unrouted, pattern) = (nil, .noRoute(request.method, request.path), "unmatched")
+        case .methodNotAllowed(let allowed):
+            (route, unrouted, pattern) = (
+                nil, .methodNotAllowed(request.method, request.path, allowed: allowed), "unmatched"
+            )
+        }
+        var context = Context(request: request, route: pattern, access: route?.access, started: started)
+        for stage in middleware {
+            switch stage.admit(&context) {
+            case .proceed: continue
+            case .answer(let response):
+                return Exchange(context: context, responder: responder, pipeline: self).respond(response)
+            case .refuse(let problem):
+                return Exchange(context: context, responder: responder, pipeline: self).fail(problem)
+            }
+        }
+        let exchange = Exchange(context: context, responder: responder, pipeline: self)
+        let admitted = context
+        guard let route else {
+            return exchange.fail(unrouted ?? .noRoute(request.method, request.path))
+        }
+        switch route.action {
+        case .sync(let body):
+            do {
+                exchange.respond(try body(admitted))
+            } catch {
+                exchange.fail(error)
+            }
+        case .async(let body):
+            exchange.task {
+                do {
+                    exchange.respond(try await body(admitted))
+                } catch {
+                    exchange.fail(error)
+                }
+            }
+        case .custom(let body):
+            body(exchange)
+        }
+    }
+
+    /// Sends `response` through the middleware to `exchange`'s client.
+    func send(_ response: Response, for exchange: Exchange) {
+        var response = response
+        passOut(&response, exchange.context)
+        exchange.responder.respond(response)
+    }
+
+    /// Starts `exchange`'s event stream with `head`, passed through the middleware.
+    func startStream(_ head: Response, for exchange: Exchange) -> ResponseStream {
+        var head = head
+        passOut(&head, exchange.context)
+        return exchange.responder.startStream(head)
+    }
+
+    private func passOut(_ response: inout Response, _ context: Context) {
+        let elapsed = ContinuousClock.now - context.started
+        for stage in middleware.reversed() {
+            stage.answering(&response, to: context, after: elapsed)
+        }
+    }
+
+    /// A refusal of the HTTP server's own (408, 413, 431, 503, …), as a
+    /// problem, through the middleware that can say something without a request.
+    func refusal(status: HTTPStatus, detail: String) -> Response {
+        var response = Self.render(.refused(status: status, detail: detail))
+        for stage in middleware.reversed() { stage.refusing(&response) }
+        return response
+    }
+
+    /// The problem to answer for an error a route threw.
+    static func problem(for error: any Error) -> Problem {
+        if let problem = error as? Problem { return problem }
+        if let storeError = error as? StoreError { return Problem(storeError) }
+        return .internalError("the server failed unexpectedly: \(error)")
+    }
+
+    /// A problem as `application/problem+json` (RFC 9457).
+    static func render(_ problem: Problem) -> Response { problem.response() }
+}
+
+/// A route's handler and the access it needs.
+struct Route: Sendable {
+    enum Action: Sendable {
+        /// Answers at once, on the event loop.
+        /// (Handlers throw ``Problem``s; the closures are untyped only so the
+        /// route tables can stay one line a route.)
+        case sync(@Sendable (Context) throws -> Response)
+        /// Answers from a task (anything that needs the store).
+        case async(@Sendable (Context) async throws -> Response)
+        /// Answers through the exchange itself, now or much later (long-polls,
+        /// event streams, cache hits).
+        case custom(@Sendable (Exchange) -> Void)
+    }
+
+    /// `nil`: open to everyone (`/healthz`).
+    var access: AccessPolicy.Access?
+    var action: Action
+}
+
+/// The routes of the contract, as each ``RouteGroup`` adds its own. HEAD is
+/// answered wherever GET is (the router falls back to the GET route and the
+/// server drops the body).
+struct RouteTable: Sendable {
+    private(set) var router = Router<Route>()
+
+    mutating func add(_ method: HTTPMethod, _ pattern: String, _ access: AccessPolicy.Access?, _ action: Route.Action) {
+        router.add(method, pattern, Route(access: access, action: action))
+    }
+}
+
+/// Routes that belong together, with the dependencies their handlers use and
+/// nothing else. ``ListService`` builds the groups and adds their routes.
+protocol RouteGroup: Sendable {
+    /// Adds the group's routes to `table`.
+    func register(in table: inout RouteTable)
+}
