@@ -34,9 +34,6 @@ public final class PostgresStore: Store {
         let lists: [Identifier]
         /// How many batches put this job back because another session held one of its lists.
         var deferrals = 0
-        /// A read run on the writer's session for its rank indexes (net
-        /// changes), in a `REPEATABLE READ` snapshot outside the write transaction.
-        var readOnly = false
         let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
         let fail: @Sendable (StoreError) -> Void
     }
@@ -257,13 +254,13 @@ public final class PostgresStore: Store {
     /// Queues `body` for the writer session of `list`'s lane (see ``lane(of:)``),
     /// which locks `lists` first; `list` is `nil` for a new list without an id.
     private func write<T: Sendable>(
-        on list: Identifier?, locking lists: [Identifier], readOnly: Bool = false,
+        on list: Identifier?, locking lists: [Identifier],
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
         try await cancellableSubmission { cancellation, answer in
             lanes[lane(of: list)].enqueue(
                 PendingWrite(
-                    cancellation: cancellation, lists: lists, readOnly: readOnly,
+                    cancellation: cancellation, lists: lists,
                     run: { writer throws(StoreError) in
                         let (value, commits) = try body(writer, Self.nowMilliseconds())
                         return CompletedWrite(commits: commits, succeed: { answer(.success(value)) })
@@ -437,8 +434,7 @@ public final class PostgresStore: Store {
     }
 }
 
-/// A writer session's loop: take queued jobs; answer the read-only ones (net
-/// changes) in one snapshot, then commit the writes: lock the lists nobody
+/// A writer session's loop: take queued jobs and commit them: lock the lists nobody
 /// else holds (``lock(_:)``), run each write in a savepoint, record and
 /// notify the commits, commit once, answer.
 ///
@@ -524,10 +520,7 @@ struct PostgresWriterLoop {
                 job.fail(.cancelledBeforeStart)
                 return false
             }
-            let reads = live.filter(\.readOnly)
-            let changes = live.filter { !$0.readOnly }
-            if !reads.isEmpty { answer(reads) }
-            if !changes.isEmpty { commit(changes) }
+            if !live.isEmpty { commit(live) }
         }
         connection.close()
     }
@@ -598,46 +591,6 @@ struct PostgresWriterLoop {
         } catch {
             logger.warning("cannot reconnect a writer session", metadata: ["error": "\(error)"])
         }
-    }
-
-    /// Read-only jobs (net changes since a version) in one `REPEATABLE READ`
-    /// snapshot: the list's row, its history and the rank index agree.
-    private mutating func answer(_ jobs: [PostgresStore.PendingWrite]) {
-        do throws(PostgresError) {
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        } catch {
-            let failure = StoreError(.storageFailure, "cannot read: \(error)")
-            for job in jobs { job.fail(failure) }
-            return
-        }
-        var answered: [PostgresStore.CompletedWrite] = []
-        var failed: [(PostgresStore.PendingWrite, StoreError)] = []
-        for job in jobs {
-            if job.cancellation.isCancelled {
-                failed.append((job, .cancelledBeforeStart))
-                continue
-            }
-            do throws(StoreError) {
-                answered.append(try job.run(writer))
-            } catch {
-                failed.append((job, error))
-            }
-        }
-        let clean = failed.allSatisfy { $0.1.kind != .storageFailure }
-        do throws(PostgresError) {
-            try connection.execute("COMMIT")
-        } catch {
-            connection.rollbackQuietly()
-            writer.transactionRolledBack()
-            let failure = StoreError(.storageFailure, "cannot read: \(error)")
-            for job in jobs { job.fail(failure) }
-            return
-        }
-        // Indexes moved by a job the database failed midway are dropped.
-        if clean { writer.transactionCommitted() } else { writer.transactionRolledBack() }
-        reportBuilds()
-        for (job, error) in failed { job.fail(error) }
-        for completed in answered { completed.succeed() }
     }
 
     /// After this many deferrals a job's lists are waited for (see ``lock(_:)``).
