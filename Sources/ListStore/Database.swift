@@ -211,7 +211,7 @@ extension Database: Sendable {}
 
 extension StoreError {
     /// The disk holding the database, or the database's size limit, has no room left.
-    static let databaseFull = StoreError(
+    package static let databaseFull = StoreError(
         .storageFull,
         "the database is full: the disk holding it (or its size limit) has no room for this write. "
             + "Nothing of it was kept; writes acknowledged before are intact, and reads still work.")
