@@ -14,8 +14,11 @@ import Synchronization
 // queue the jobs came from (`WorkQueue`, a Mutex), a job's `CancellationFlag`
 // (an Atomic the caller's cancellation handler sets from any thread), the
 // `IndexBoard` the readers take rank indexes from (a Mutex), and the
-// `CommitStatistics` (Atomics). A dialect is not Sendable: it is made on the
-// writer thread and stays there.
+// `CommitStatistics` (Atomics). PostgresStore's writer threads share the
+// feed, the board and the statistics (each runs its own batches with its own
+// dialect), and its `PublishOrder` (a Mutex and a condition), which keeps
+// their commits of one list in version order on the feed. A dialect is not
+// Sendable: it is made on the writer thread and stays there.
 
 /// A write waiting for a writer thread, as a ``GroupCommit`` takes it.
 package protocol GroupCommitJob: Sendable {
