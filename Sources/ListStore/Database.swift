@@ -16,6 +16,30 @@ package protocol SQLSession: AnyObject {
     /// `DELETE`). A session may send it without waiting for its answer; its
     /// failure is then thrown by the session's next call that waits.
     func run(_ sql: String, _ values: [SQLValue]) throws(StoreError)
+    /// What the store's SQL does differently on this session's database.
+    var dialect: SQLDialect { get }
+}
+
+/// What the store's SQL does differently on each database, as named
+/// questions: the list store asks these rather than which database it is on.
+package struct SQLDialect: Sendable {
+    /// The text index is a table the store keeps itself: SQLite's FTS5
+    /// `item_text` (migrations 0004 and 0007), whose entries the writer adds
+    /// and removes (``ListWriter/applyPendingText()``) and a text query
+    /// searches with `MATCH`. Otherwise (PostgreSQL) it is an ordinary index
+    /// the database keeps from the rows, and a text query scans.
+    package let hasTextIndexTable: Bool
+    /// Existing items get their declared index rows by inserting them with
+    /// the insert trigger's formula (SQLite: the update trigger of migration
+    /// 0006 skips a value that did not change, so rewriting a row adds
+    /// nothing). Otherwise (PostgreSQL) each row is rewritten in place, which
+    /// runs its trigger (migration 0002).
+    package let indexesItemsByInserting: Bool
+
+    /// SQLite's (``SQLiteStore``).
+    package static let sqlite = SQLDialect(hasTextIndexTable: true, indexesItemsByInserting: true)
+    /// PostgreSQL's (`PostgresStore`).
+    package static let postgreSQL = SQLDialect(hasTextIndexTable: false, indexesItemsByInserting: false)
 }
 
 extension SQLSession {
@@ -37,13 +61,17 @@ package struct Database {
     }
 
     let backend: Backend
+    /// What the store's SQL does differently on this database.
+    let dialect: SQLDialect
 
     init(connection: Connection) {
         backend = .sqlite(connection)
+        dialect = .sqlite
     }
 
     package init(session: any SQLSession) {
         backend = .session(session)
+        dialect = session.dialect
     }
 
     func execute(_ sql: String) throws(StoreError) {
@@ -212,7 +240,7 @@ extension Database: Sendable {}
 
 extension StoreError {
     /// The disk holding the database, or the database's size limit, has no room left.
-    static let databaseFull = StoreError(
+    package static let databaseFull = StoreError(
         .storageFull,
         "the database is full: the disk holding it (or its size limit) has no room for this write. "
             + "Nothing of it was kept; writes acknowledged before are intact, and reads still work.")

@@ -255,7 +255,7 @@ extension ListReader {
                 return (.index(path: path, value: condition.value.canonicalText), .index(condition.path))
             }
         }
-        if let text = query.text, text.unicodeScalars.count >= Self.shortestTextTerm, case .sqlite = db.backend,
+        if let text = query.text, text.unicodeScalars.count >= Self.shortestTextTerm, db.dialect.hasTextIndexTable,
             try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", list.sql, read: { _ in true }) != nil
         {
             return (.text("\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""), .text)

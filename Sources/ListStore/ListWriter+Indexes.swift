@@ -126,9 +126,9 @@ extension ListWriter {
     /// nothing); on PostgreSQL by rewriting each model in place, which runs its
     /// trigger (migration 0002).
     func reindexItems(of list: Identifier, progress: (Int, Int) -> Void) throws(StoreError) {
-        let sqlite = if case .sqlite = db.backend { true } else { false }
+        let inserting = db.dialect.indexesItemsByInserting
         try inBatches(of: list, progress: progress) { range, arguments throws(StoreError) in
-            if sqlite {
+            if inserting {
                 try db.run(
                     """
                     INSERT OR IGNORE INTO item_values (list_id, path, value, section_id, position, item_id)
@@ -189,7 +189,7 @@ extension ListWriter {
             try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", target.id.sql, read: { _ in true }) != nil
         guard current != enabled else { return false }
         if enabled {
-            if case .sqlite = db.backend {
+            if db.dialect.hasTextIndexTable {
                 try applyPendingText()
                 try inBatches(of: target.id, progress: progress) { range, arguments throws(StoreError) in
                     try db.run(
@@ -211,7 +211,7 @@ extension ListWriter {
     /// Removes `list`'s entries from SQLite's text index, before its flag goes
     /// (turning the index off, deleting the list). Nothing to do on PostgreSQL.
     func removeTextEntries(of list: Identifier) throws(StoreError) {
-        guard case .sqlite = db.backend,
+        guard db.dialect.hasTextIndexTable,
             try db.first("SELECT 1 FROM list_text_indexes WHERE list_id = ?", list.sql, read: { _ in true }) != nil
         else { return }
         // The entries of rows changed since the last apply still hold their old text.
@@ -234,7 +234,7 @@ extension ListWriter {
     /// changed is removed with its old text first), each streaming the notes:
     /// a whole-list replacement may leave a million of them.
     package func applyPendingText() throws(StoreError) {
-        guard case .sqlite = db.backend,
+        guard db.dialect.hasTextIndexTable,
             try db.first("SELECT 1 FROM item_text_pending LIMIT 1", read: { _ in true }) != nil
         else { return }
         try db.run(

@@ -28,17 +28,11 @@ import Synchronization
 /// the writes' own; `store-checkpt` runs the WAL checkpoints.
 public final class SQLiteStore: Store {
     /// A write waiting for the writer: its work and how to answer its caller.
-    struct PendingWrite: Sendable {
+    struct PendingWrite: GroupCommitJob {
         /// Set when the caller's task is cancelled: the writer skips the write if it has not started it.
         let cancellation: CancellationFlag
         let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
         let fail: @Sendable (StoreError) -> Void
-    }
-
-    /// A write that ran in its savepoint and waits for the commit.
-    struct CompletedWrite: Sendable {
-        let commits: [Commit]
-        let succeed: @Sendable () -> Void
     }
 
     /// The database file.
@@ -53,7 +47,7 @@ public final class SQLiteStore: Store {
     private let feed = CommitFeed()
     /// The rank indexes the writer publishes for catch-ups on reader threads.
     private let board: IndexBoard
-    private let statistics = Statistics()
+    private let statistics = CommitStatistics()
     private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
     /// Set once the writer thread has the database open.
     private let checkpointer = Mutex<Checkpointer?>(nil)
@@ -331,7 +325,10 @@ public final class SQLiteStore: Store {
             }
             started(checkpointer)
             ready(.success(()))
-            WriterLoop(writer: writer, writes: writes, feed: feed, board: board, statistics: statistics).run()
+            var loop = WriterLoop(
+                dialect: SQLiteCommitDialect(writer: writer), writes: writes,
+                group: GroupCommit(feed: feed, board: board, statistics: statistics))
+            loop.run()
             connection.close()
         }
         thread.start()
@@ -393,22 +390,16 @@ public final class SQLiteStore: Store {
     }
 }
 
-/// Counters the writer bumps and the benchmark reads.
-final class Statistics: Sendable {
-    let writes = Atomic<Int>(0)
-    let commits = Atomic<Int>(0)
-}
-
-/// The writer thread's loop: take queued writes, run each in a savepoint,
-/// commit once, then answer.
+/// The writer thread's loop: take queued writes and commit them together
+/// (``GroupCommit``); when idle, prune history nobody is writing to.
 struct WriterLoop {
-    let writer: ListWriter
+    var dialect: SQLiteCommitDialect
     let writes: WorkQueue<SQLiteStore.PendingWrite>
-    let feed: CommitFeed
-    let board: IndexBoard
-    let statistics: Statistics
+    let group: GroupCommit
 
-    func run() {
+    var writer: ListWriter { dialect.writer }
+
+    mutating func run() {
         var pruneDue = true
         var lastIdleLook = ContinuousClock.now
         while let batch = writes.take(
@@ -425,84 +416,8 @@ struct WriterLoop {
                 continue
             }
             pruneDue = true
-            commit(batch)
+            group.commit(batch, on: &dialect)
         }
-    }
-
-    private func commit(_ batch: [SQLiteStore.PendingWrite]) {
-        let db = writer.db
-        do {
-            try db.execute("BEGIN IMMEDIATE")
-        } catch {
-            for write in batch { write.fail(error) }
-            return
-        }
-        var succeeded: [(SQLiteStore.PendingWrite, SQLiteStore.CompletedWrite)] = []
-        var failed: [(SQLiteStore.PendingWrite, StoreError)] = []
-        var broken: StoreError?
-        for write in batch {
-            // Not started yet, so a cancelled caller's write is skipped, not torn.
-            if write.cancellation.isCancelled {
-                failed.append((write, .cancelledBeforeStart))
-                continue
-            }
-            do {
-                try db.execute("SAVEPOINT write")
-            } catch {
-                broken = error
-                break
-            }
-            writer.writeStarted()
-            do throws(StoreError) {
-                let completed = try write.run(writer)
-                try db.execute("RELEASE write")
-                succeeded.append((write, completed))
-            } catch {
-                writer.writeRolledBack()
-                // A full database may have rolled the whole transaction back already: none of
-                // the batch is kept, and each write is told the database is full.
-                if error.kind == .storageFull {
-                    broken = error
-                    break
-                }
-                failed.append((write, error))
-                do {
-                    try db.execute("ROLLBACK TO write")
-                    try db.execute("RELEASE write")
-                } catch let rollbackError {
-                    broken = rollbackError
-                    break
-                }
-            }
-        }
-        if broken == nil {
-            do {
-                try writer.applyPendingText()
-                try db.execute("COMMIT")
-            } catch { broken = error }
-        }
-        if let broken {
-            try? db.execute("ROLLBACK")
-            writer.transactionRolledBack()
-            let error =
-                broken.kind == .storageFull
-                ? StoreError.databaseFull
-                : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
-            for write in batch { write.fail(error) }
-            return
-        }
-        writer.transactionCommitted()
-        let commits = succeeded.flatMap(\.1.commits)
-        writer.publishIndexes(of: commits, to: board)
-        statistics.commits.add(1, ordering: .relaxed)
-        statistics.writes.add(succeeded.count, ordering: .relaxed)
-        writer.configuration.onGroupCommit?(succeeded.count)
-        // Publish before answering: whoever keeps a cache of heads from the
-        // feed has heard of a commit before its writer can read it back, so a
-        // client never sees its own acknowledged write missing.
-        feed.publish(commits)
-        for (write, error) in failed { write.fail(error) }
-        for (_, completed) in succeeded { completed.succeed() }
     }
 
     /// One bounded pruning transaction. - Returns: whether more work may remain.
@@ -523,3 +438,48 @@ struct WriterLoop {
 
 @available(*, unavailable)
 extension WriterLoop: Sendable {}
+
+/// SQLite's steps of a group commit: `BEGIN IMMEDIATE` takes the write lock
+/// up front (a deferred transaction could fail to upgrade midway), and the
+/// text index's noted rows are applied just before `COMMIT`, so FTS5 writes
+/// a segment or two a commit, not one a write.
+struct SQLiteCommitDialect: GroupCommitDialect {
+    let writer: ListWriter
+
+    private var db: Database { writer.db }
+
+    func begin(_ batch: [SQLiteStore.PendingWrite]) throws(StoreError) -> [SQLiteStore.PendingWrite] {
+        try db.execute("BEGIN IMMEDIATE")
+        return batch
+    }
+
+    func openSavepoint() throws(StoreError) {
+        try db.execute("SAVEPOINT write")
+    }
+
+    func releaseSavepoint() -> SavepointRelease {
+        do throws(StoreError) {
+            try db.execute("RELEASE write")
+            return .released
+        } catch {
+            return .writeFailed(error)
+        }
+    }
+
+    func rollBackToSavepoint() throws(StoreError) {
+        try db.execute("ROLLBACK TO write")
+        try db.execute("RELEASE write")
+    }
+
+    func commit(_ commits: [Commit]) throws(StoreError) {
+        try writer.applyPendingText()
+        try db.execute("COMMIT")
+    }
+
+    func rollBack() {
+        try? db.execute("ROLLBACK")
+    }
+}
+
+@available(*, unavailable)
+extension SQLiteCommitDialect: Sendable {}

@@ -9,6 +9,7 @@ import Storage
 final class PostgresSession: SQLSession {
     let connection: Postgres.Connection
     private var translated: [String: String] = [:]
+    let dialect = SQLDialect.postgreSQL
 
     init(_ connection: Postgres.Connection) {
         self.connection = connection

@@ -19,7 +19,7 @@ import Synchronization
 /// others back in its lane for the next batch, so sessions of different
 /// instances on one lane write side by side rather than in turns (it waits for
 /// a lock only while holding none, so never deadlocks; see
-/// ``PostgresWriterLoop``). It runs each write in its own savepoint (a failing
+/// ``PostgresCommitDialect``). It runs each write in its own savepoint (a failing
 /// write rolls back alone), records and `NOTIFY`s the commits
 /// (``CommitChannel``), commits once, and only then answers. The row lock
 /// serialises writers of one list across instances, so versions never fork
@@ -28,23 +28,15 @@ import Synchronization
 /// instances' commits and feeds them to ``onCommit(_:)`` beside this
 /// instance's own.
 public final class PostgresStore: Store {
-    struct PendingWrite: Sendable {
+    struct PendingWrite: GroupCommitJob {
         /// Set when the caller's task is cancelled: a writer session skips the job if it has not started it.
         let cancellation: CancellationFlag
         /// The lists whose rows the write needs locked (none for a new list).
         let lists: [Identifier]
         /// How many batches put this job back because another session held one of its lists.
         var deferrals = 0
-        /// A read run on the writer's session for its rank indexes (net
-        /// changes), in a `REPEATABLE READ` snapshot outside the write transaction.
-        var readOnly = false
         let run: @Sendable (ListWriter) throws(StoreError) -> CompletedWrite
         let fail: @Sendable (StoreError) -> Void
-    }
-
-    struct CompletedWrite: Sendable {
-        let commits: [Commit]
-        let succeed: @Sendable () -> Void
     }
 
     /// The database URL without its password.
@@ -65,8 +57,7 @@ public final class PostgresStore: Store {
     /// Keeps this instance's commits of a list in version order on the feed.
     private let publishOrder = PublishOrder()
     private let listener: CommitListener
-    private let writeCount = Atomic<Int>(0)
-    private let commitCount = Atomic<Int>(0)
+    private let statistics = CommitStatistics()
     private let indexBuildCount = Atomic<Int>(0)
     private let threadsRunning: Mutex<(count: Int, waiters: [CheckedContinuation<Void, Never>])>
     private let logger: Logger
@@ -138,7 +129,7 @@ public final class PostgresStore: Store {
 
     /// Writes and commits (transactions) made by this instance.
     public var counters: (writes: Int, commits: Int) {
-        (writeCount.load(ordering: .relaxed), commitCount.load(ordering: .relaxed))
+        (statistics.writes.load(ordering: .relaxed), statistics.commits.load(ordering: .relaxed))
     }
 
     /// How many rank indexes the writer sessions built by reading a whole list
@@ -258,13 +249,13 @@ public final class PostgresStore: Store {
     /// Queues `body` for the writer session of `list`'s lane (see ``lane(of:)``),
     /// which locks `lists` first; `list` is `nil` for a new list without an id.
     private func write<T: Sendable>(
-        on list: Identifier?, locking lists: [Identifier], readOnly: Bool = false,
+        on list: Identifier?, locking lists: [Identifier],
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
         try await cancellableSubmission { cancellation, answer in
             lanes[lane(of: list)].enqueue(
                 PendingWrite(
-                    cancellation: cancellation, lists: lists, readOnly: readOnly,
+                    cancellation: cancellation, lists: lists,
                     run: { writer throws(StoreError) in
                         let (value, commits) = try body(writer, Self.nowMilliseconds())
                         return CompletedWrite(commits: commits, succeed: { answer(.success(value)) })
@@ -369,10 +360,7 @@ public final class PostgresStore: Store {
         let logger = self.logger
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let listener = self.listener
-        let counted: @Sendable (Int) -> Void = { [weak self] writes in
-            self?.writeCount.add(writes, ordering: .relaxed)
-            self?.commitCount.add(1, ordering: .relaxed)
-        }
+        let statistics = self.statistics
         let built: @Sendable (Int) -> Void = { [weak self] builds in
             self?.indexBuildCount.add(builds, ordering: .relaxed)
         }
@@ -394,9 +382,9 @@ public final class PostgresStore: Store {
             }
             ready(.success(connection.backendPID))
             var loop = PostgresWriterLoop(
-                url: url, connection: connection, configuration: perWriter, writes: writes, feed: feed, board: board,
-                publishOrder: publishOrder, counted: counted, built: built, reconnected: { listener.ignoreSender($0) },
-                logger: logger)
+                url: url, connection: connection, configuration: perWriter, writes: writes,
+                group: GroupCommit(feed: feed, board: board, statistics: statistics), publishOrder: publishOrder,
+                built: built, reconnected: { listener.ignoreSender($0) }, logger: logger)
             loop.run()
         }
         thread.start()
@@ -438,42 +426,28 @@ public final class PostgresStore: Store {
     }
 }
 
-/// A writer session's loop: take queued jobs; answer the read-only ones (net
-/// changes) in one snapshot, then commit the writes: lock the lists nobody
-/// else holds (``lock(_:)``), run each write in a savepoint, record and
-/// notify the commits, commit once, answer.
-///
-/// Statements whose answers the writer does not read (`SAVEPOINT`, the
-/// write's `INSERT`s and `UPDATE`s, `RELEASE`, the commit records, `NOTIFY`,
-/// `COMMIT`) go through the session's pipeline (``Connection/enqueue(_:_:)``),
-/// so they travel with the next statement that reads: a write costs a round
-/// trip per read it makes. A write whose last statement wrote waits for its
-/// `RELEASE` (proving all its statements succeeded) before the next starts;
-/// one whose last statement read needs no proof, and its `RELEASE` goes with
-/// the next write's first read (should that fail, the batch is not kept).
+/// A writer session's loop: take queued jobs and commit them together
+/// (``GroupCommit``, with ``PostgresCommitDialect``); when idle, prune the
+/// history of lists nobody writes to and old commit records; reconnect a
+/// session the server dropped.
 struct PostgresWriterLoop {
     let url: String
-    var connection: Connection
-    var writer: ListWriter
     let configuration: StoreConfiguration
     let writes: WorkQueue<PostgresStore.PendingWrite>
-    let feed: CommitFeed
-    let board: IndexBoard
-    let publishOrder: PublishOrder
-    let counted: @Sendable (Int) -> Void
-    /// Told how many rank indexes were built from the rows since last told.
-    let built: @Sendable (Int) -> Void
-    /// The writer's index builds already told.
-    var buildsTold = 0
+    let group: GroupCommit
+    /// The session, its writer, and its steps of a group commit.
+    var dialect: PostgresCommitDialect
     /// Told the server process of a new session, so the listener skips its commits.
     let reconnected: @Sendable (Int32) -> Void
     let logger: Logger
 
+    var connection: Connection { dialect.connection }
+    var writer: ListWriter { dialect.writer }
+
     init(
         url: String, connection: Connection, configuration: StoreConfiguration,
-        writes: WorkQueue<PostgresStore.PendingWrite>, feed: CommitFeed, board: IndexBoard, publishOrder: PublishOrder,
-        counted: @escaping @Sendable (Int) -> Void, built: @escaping @Sendable (Int) -> Void,
-        reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
+        writes: WorkQueue<PostgresStore.PendingWrite>, group: GroupCommit, publishOrder: PublishOrder,
+        built: @escaping @Sendable (Int) -> Void, reconnected: @escaping @Sendable (Int32) -> Void, logger: Logger
     ) {
         // Other writer sessions and other instances change the same rows: the
         // rank indexes are trusted only at the version they were tagged with and
@@ -481,15 +455,13 @@ struct PostgresWriterLoop {
         var configuration = configuration
         configuration.sharedRows = true
         self.url = url
-        self.connection = connection
-        self.writer = ListWriter(db: Database(session: PostgresSession(connection)), configuration: configuration)
         self.configuration = configuration
         self.writes = writes
-        self.feed = feed
-        self.board = board
-        self.publishOrder = publishOrder
-        self.counted = counted
-        self.built = built
+        self.group = group
+        self.dialect = PostgresCommitDialect(
+            connection: connection,
+            writer: ListWriter(db: Database(session: PostgresSession(connection)), configuration: configuration),
+            writes: writes, publishOrder: publishOrder, built: built, logger: logger)
         self.reconnected = reconnected
         self.logger = logger
     }
@@ -525,10 +497,7 @@ struct PostgresWriterLoop {
                 job.fail(.cancelledBeforeStart)
                 return false
             }
-            let reads = live.filter(\.readOnly)
-            let changes = live.filter { !$0.readOnly }
-            if !reads.isEmpty { answer(reads) }
-            if !changes.isEmpty { commit(changes) }
+            if !live.isEmpty { group.commit(live, on: &dialect) }
         }
         connection.close()
     }
@@ -577,13 +546,6 @@ struct PostgresWriterLoop {
         }
     }
 
-    /// Tells the store of the rank indexes built since last told (before answering, so a caller sees them counted).
-    private mutating func reportBuilds() {
-        guard writer.indexBuilds != buildsTold else { return }
-        built(writer.indexBuilds - buildsTold)
-        buildsTold = writer.indexBuilds
-    }
-
     private func run(_ sql: String) throws(StoreError) {
         do { try connection.execute(sql) } catch { throw StoreError.postgres(error) }
     }
@@ -592,54 +554,180 @@ struct PostgresWriterLoop {
         do {
             let fresh = try Connection(url: url)
             connection.close()
-            connection = fresh
-            writer = ListWriter(db: Database(session: PostgresSession(fresh)), configuration: configuration)
-            buildsTold = 0
+            dialect.reconnected(
+                fresh, writer: ListWriter(db: Database(session: PostgresSession(fresh)), configuration: configuration))
             reconnected(fresh.backendPID)
         } catch {
             logger.warning("cannot reconnect a writer session", metadata: ["error": "\(error)"])
         }
     }
+}
 
-    /// Read-only jobs (net changes since a version) in one `REPEATABLE READ`
-    /// snapshot: the list's row, its history and the rank index agree.
-    private mutating func answer(_ jobs: [PostgresStore.PendingWrite]) {
+@available(*, unavailable)
+extension PostgresWriterLoop: Sendable {}
+
+/// PostgreSQL's steps of a group commit, on one writer session.
+///
+/// The batch's transaction begins by locking the rows of its lists that no
+/// other session holds (``lock(_:)``); the jobs of the others go back to the
+/// lane. Before `COMMIT`, the commits are registered with the
+/// ``PublishOrder`` and recorded and notified (``CommitChannel``); after it,
+/// the feed hears them only once this instance's earlier commits of the same
+/// lists are published.
+///
+/// Statements whose answers the writer does not read (`SAVEPOINT`, the
+/// write's `INSERT`s and `UPDATE`s, `RELEASE`, the commit records, `NOTIFY`,
+/// `COMMIT`) go through the session's pipeline (``Connection/enqueue(_:_:)``),
+/// so they travel with the next statement that reads: a write costs a round
+/// trip per read it makes. A write whose last statement wrote waits for its
+/// `RELEASE` (proving all its statements succeeded) before the next starts;
+/// one whose last statement read needs no proof, and its `RELEASE` goes with
+/// the next write's first read (should that fail, the batch is not kept).
+struct PostgresCommitDialect: GroupCommitDialect {
+    private(set) var connection: Connection
+    private(set) var writer: ListWriter
+    /// The lane, which gets back the jobs of lists another session holds.
+    let writes: WorkQueue<PostgresStore.PendingWrite>
+    let publishOrder: PublishOrder
+    /// Told how many rank indexes were built from the rows since last told.
+    let built: @Sendable (Int) -> Void
+    /// The writer's index builds already told.
+    private var buildsTold = 0
+    /// ``Connection/cleanSyncs`` when the last write's `RELEASE` was queued unread (in this batch).
+    private var releaseUnconfirmed: Int?
+    let logger: Logger
+
+    init(
+        connection: Connection, writer: ListWriter, writes: WorkQueue<PostgresStore.PendingWrite>,
+        publishOrder: PublishOrder, built: @escaping @Sendable (Int) -> Void, logger: Logger
+    ) {
+        self.connection = connection
+        self.writer = writer
+        self.writes = writes
+        self.publishOrder = publishOrder
+        self.built = built
+        self.logger = logger
+    }
+
+    /// A new session replaces one the server dropped (closed by the caller).
+    mutating func reconnected(_ fresh: Connection, writer: ListWriter) {
+        connection = fresh
+        self.writer = writer
+        buildsTold = 0
+    }
+
+    /// Tells the store of the rank indexes built since last told (before answering, so a caller sees them counted).
+    mutating func reportBuilds() {
+        guard writer.indexBuilds != buildsTold else { return }
+        built(writer.indexBuilds - buildsTold)
+        buildsTold = writer.indexBuilds
+    }
+
+    // MARK: GroupCommitDialect
+
+    mutating func begin(_ taken: [PostgresStore.PendingWrite]) throws(StoreError) -> [PostgresStore.PendingWrite] {
+        releaseUnconfirmed = nil
         do throws(PostgresError) {
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        } catch {
-            let failure = StoreError(.storageFailure, "cannot read: \(error)")
-            for job in jobs { job.fail(failure) }
-            return
-        }
-        var answered: [PostgresStore.CompletedWrite] = []
-        var failed: [(PostgresStore.PendingWrite, StoreError)] = []
-        for job in jobs {
-            if job.cancellation.isCancelled {
-                failed.append((job, .cancelledBeforeStart))
-                continue
-            }
-            do throws(StoreError) {
-                answered.append(try job.run(writer))
-            } catch {
-                failed.append((job, error))
-            }
-        }
-        let clean = failed.allSatisfy { $0.1.kind != .storageFailure }
-        do throws(PostgresError) {
-            try connection.execute("COMMIT")
+            let (run, deferred) = try lock(taken)
+            writes.putBack(deferred)
+            return run
         } catch {
             connection.rollbackQuietly()
-            writer.transactionRolledBack()
-            let failure = StoreError(.storageFailure, "cannot read: \(error)")
-            for job in jobs { job.fail(failure) }
-            return
+            throw StoreError(.storageFailure, "the commit failed, nothing was written: \(error)")
         }
-        // Indexes moved by a job the database failed midway are dropped.
-        if clean { writer.transactionCommitted() } else { writer.transactionRolledBack() }
-        reportBuilds()
-        for (job, error) in failed { job.fail(error) }
-        for completed in answered { completed.succeed() }
     }
+
+    func openSavepoint() throws(StoreError) {
+        do throws(PostgresError) {
+            try connection.enqueue("SAVEPOINT write")
+        } catch {
+            throw Self.batchFailure(error)
+        }
+    }
+
+    /// The write's own statements end here: their first failure is this write's.
+    mutating func releaseSavepoint() -> SavepointRelease {
+        do throws(PostgresError) {
+            if connection.queuedCount == 0 {
+                // Its last statement read an answer, so all of them succeeded: its
+                // RELEASE travels with the next write's first read (a round trip less).
+                try connection.enqueue("RELEASE write")
+                releaseUnconfirmed = connection.cleanSyncs
+            } else {
+                try connection.enqueue("RELEASE write")
+                try connection.sync()
+            }
+            return .released
+        } catch {
+            if error.isConnectionFailure || !connection.isOpen {
+                return .batchBroken(Self.batchFailure(error))
+            }
+            return .writeFailed(StoreError.postgres(error))
+        }
+    }
+
+    func batchBroken(byFailure failure: StoreError) -> StoreError? {
+        guard let queuedAt = releaseUnconfirmed, connection.cleanSyncs == queuedAt else { return nil }
+        // The failure may be the previous write's RELEASE, whose write is
+        // already counted as succeeded: nothing in this batch is kept.
+        return Self.batchFailure(
+            PostgresError(.server, message: "a write failed before the previous one was confirmed: \(failure)"))
+    }
+
+    func rollBackToSavepoint() throws(StoreError) {
+        do throws(PostgresError) {
+            // Answers still in the pipeline belong to the failed write.
+            _ = try? connection.sync()
+            try connection.execute("ROLLBACK TO write")
+            try connection.execute("RELEASE write")
+        } catch {
+            throw Self.batchFailure(error)
+        }
+    }
+
+    func commit(_ commits: [Commit]) throws(StoreError) {
+        // Registered before COMMIT: a session that takes one of these lists'
+        // row locks after it publishes these commits only after them.
+        publishOrder.register(commits)
+        do throws(PostgresError) {
+            try CommitChannel.publish(commits, on: connection)
+            try connection.enqueue("COMMIT")
+            let tag = try connection.sync()
+            if tag != "COMMIT" {
+                throw PostgresError(
+                    .server, message: "the transaction ended with \(tag ?? "no answer") instead of COMMIT")
+            }
+        } catch {
+            publishOrder.unregister(commits)
+            throw Self.batchFailure(error)
+        }
+    }
+
+    func rollBack() {
+        connection.rollbackQuietly()
+    }
+
+    /// Publish in this instance's version order: a cache fed by the feed is
+    /// never behind a client's own acknowledged write, nor goes backwards.
+    func willPublish(_ commits: [Commit]) {
+        if publishOrder.waitForEarlier(commits) {
+            logger.warning(
+                "published commits before an earlier one of this instance (waited \(publishOrder.patience) s)")
+        }
+    }
+
+    mutating func didPublish(_ commits: [Commit]) {
+        publishOrder.unregister(commits)
+        reportBuilds()
+    }
+
+    /// A failure of the session that breaks the batch: ``GroupCommit`` fails
+    /// every write with `the commit failed, nothing was written: <error>`.
+    private static func batchFailure(_ error: PostgresError) -> StoreError {
+        StoreError(.storageFailure, "\(error)")
+    }
+
+    // MARK: Locking the batch's lists
 
     /// After this many deferrals a job's lists are waited for (see ``lock(_:)``).
     static let patientDeferrals = 3
@@ -657,7 +745,7 @@ struct PostgresWriterLoop {
     /// been deferred ``patientDeferrals`` times, its lists are locked first,
     /// waiting, in id order.
     /// - Returns: the jobs to run and those to put back.
-    private mutating func lock(_ batch: [PostgresStore.PendingWrite]) throws(PostgresError)
+    private func lock(_ batch: [PostgresStore.PendingWrite]) throws(PostgresError)
         -> (run: [PostgresStore.PendingWrite], deferred: [PostgresStore.PendingWrite])
     {
         func array(_ lists: some Sequence<Identifier>) -> PostgresValue {
@@ -715,124 +803,7 @@ struct PostgresWriterLoop {
         }
         return (run, deferred)
     }
-
-    private mutating func commit(_ taken: [PostgresStore.PendingWrite]) {
-        let batch: [PostgresStore.PendingWrite]
-        do throws(PostgresError) {
-            let (run, deferred) = try lock(taken)
-            batch = run
-            writes.putBack(deferred)
-        } catch {
-            connection.rollbackQuietly()
-            let failure = StoreError(.storageFailure, "the commit failed, nothing was written: \(error)")
-            for write in taken { write.fail(failure) }
-            return
-        }
-        var succeeded: [(PostgresStore.PendingWrite, PostgresStore.CompletedWrite)] = []
-        var failed: [(PostgresStore.PendingWrite, StoreError)] = []
-        var broken: PostgresError?
-        /// ``Connection/cleanSyncs`` when the last write's `RELEASE` was queued unread.
-        var releaseUnconfirmed: Int?
-        for write in batch {
-            // Not started yet, so a cancelled caller's write is skipped, not torn.
-            if write.cancellation.isCancelled {
-                failed.append((write, .cancelledBeforeStart))
-                continue
-            }
-            do throws(PostgresError) {
-                try connection.enqueue("SAVEPOINT write")
-            } catch {
-                broken = error
-                break
-            }
-            writer.writeStarted()
-            let failure: StoreError
-            do throws(StoreError) {
-                let completed = try write.run(writer)
-                // The write's own statements end here: their first failure is this write's.
-                do throws(PostgresError) {
-                    if connection.queuedCount == 0 {
-                        // Its last statement read an answer, so all of them succeeded: its
-                        // RELEASE travels with the next write's first read (a round trip less).
-                        try connection.enqueue("RELEASE write")
-                        releaseUnconfirmed = connection.cleanSyncs
-                    } else {
-                        try connection.enqueue("RELEASE write")
-                        try connection.sync()
-                    }
-                    succeeded.append((write, completed))
-                    continue
-                } catch {
-                    if error.isConnectionFailure || !connection.isOpen {
-                        broken = error
-                        break
-                    }
-                    throw StoreError.postgres(error)
-                }
-            } catch {
-                failure = error
-            }
-            if let queuedAt = releaseUnconfirmed, connection.cleanSyncs == queuedAt {
-                // The failure may be the previous write's RELEASE, whose write is
-                // already counted as succeeded: nothing in this batch is kept.
-                broken = PostgresError(
-                    .server, message: "a write failed before the previous one was confirmed: \(failure)")
-                break
-            }
-            writer.writeRolledBack()
-            failed.append((write, failure))
-            do throws(PostgresError) {
-                // Answers still in the pipeline belong to the failed write.
-                _ = try? connection.sync()
-                try connection.execute("ROLLBACK TO write")
-                try connection.execute("RELEASE write")
-            } catch let rollbackError {
-                broken = rollbackError
-                break
-            }
-        }
-        let commits = succeeded.flatMap(\.1.commits)
-        // Registered before COMMIT: a session that takes one of these lists'
-        // row locks after it publishes these commits only after them.
-        publishOrder.register(commits)
-        if broken == nil {
-            do throws(PostgresError) {
-                try CommitChannel.publish(commits, on: connection)
-                try connection.enqueue("COMMIT")
-                let tag = try connection.sync()
-                if tag != "COMMIT" {
-                    broken = PostgresError(
-                        .server, message: "the transaction ended with \(tag ?? "no answer") instead of COMMIT")
-                }
-            } catch {
-                broken = error
-            }
-        }
-        if let broken {
-            connection.rollbackQuietly()
-            writer.transactionRolledBack()
-            publishOrder.unregister(commits)
-            let error = StoreError(.storageFailure, "the commit failed, nothing was written: \(broken)")
-            for write in batch { write.fail(error) }
-            return
-        }
-        writer.transactionCommitted()
-        writer.publishIndexes(of: commits, to: board)
-        counted(succeeded.count)
-        configuration.onGroupCommit?(succeeded.count)
-        // Publish before answering, as SQLiteStore does: a cache fed by the
-        // feed is never behind a client's own acknowledged write.
-        if publishOrder.waitForEarlier(commits) {
-            logger.warning(
-                "published commits before an earlier one of this instance (waited \(publishOrder.patience) s)")
-        }
-        feed.publish(commits)
-        publishOrder.unregister(commits)
-        reportBuilds()
-        for (write, error) in failed { write.fail(error) }
-        for (_, completed) in succeeded { completed.succeed() }
-    }
 }
 
 @available(*, unavailable)
-extension PostgresWriterLoop: Sendable {}
+extension PostgresCommitDialect: Sendable {}

@@ -15,7 +15,7 @@ import Testing
     static func job(_ lists: String...) -> PostgresStore.PendingWrite {
         PostgresStore.PendingWrite(
             cancellation: CancellationFlag(), lists: lists.map { Identifier($0)! },
-            run: { _ throws(StoreError) in PostgresStore.CompletedWrite(commits: [], succeed: {}) },
+            run: { _ throws(StoreError) in CompletedWrite(commits: [], succeed: {}) },
             fail: { _ in })
     }
 
@@ -45,7 +45,7 @@ import Testing
 
     @Test func aBusyListsJobsWaitInTheirOrderAndTheOthersRun() {
         let batch = [Self.job("a"), Self.job("b"), Self.job("a"), Self.job("c"), Self.job("b")]
-        let split = PostgresWriterLoop.split(batch, blocked: [Identifier("b")])
+        let split = PostgresCommitDialect.split(batch, blocked: [Identifier("b")])
         #expect(Self.names(split.run) == ["a", "a", "c"])
         #expect(Self.names(split.deferred) == ["b", "b"])
         #expect(split.deferred.map(\.deferrals) == [1, 1])
@@ -56,7 +56,7 @@ import Testing
     /// every later job of any of its lists: no list's jobs run out of order.
     @Test func aJobOfSeveralListsHoldsBackTheLaterJobsOfAllOfThem() {
         let batch = [Self.job("c"), Self.job("b", "c"), Self.job("c"), Self.job("a"), Self.job("b")]
-        let split = PostgresWriterLoop.split(batch, blocked: [Identifier("b")])
+        let split = PostgresCommitDialect.split(batch, blocked: [Identifier("b")])
         #expect(Self.names(split.run) == ["c", "a"])
         #expect(Self.names(split.deferred) == ["b+c", "c", "b"])
     }
@@ -64,7 +64,7 @@ import Testing
     @Test func nothingBlockedRunsEverything() {
         var job = Self.job("a")
         job.deferrals = 2
-        let split = PostgresWriterLoop.split([job, Self.job("b")], blocked: [])
+        let split = PostgresCommitDialect.split([job, Self.job("b")], blocked: [])
         #expect(split.deferred.isEmpty)
         #expect(split.run.map(\.deferrals) == [2, 0])
     }

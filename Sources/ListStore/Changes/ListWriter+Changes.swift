@@ -110,8 +110,9 @@ extension ListWriter {
     }
 }
 
-/// The hot rank indexes' bookkeeping around transactions, for a store whose
-/// writer loop lives in another module (`PostgresStore`), as ``WriterLoop`` does it.
+/// The hot rank indexes' bookkeeping around transactions: ``GroupCommit``
+/// calls these around each write and each batch; a store's other
+/// transactions on the writer (pruning) call ``transactionRolledBack()``.
 extension ListWriter {
     /// A write starts in its own savepoint: ``writeRolledBack()`` undoes only its index changes.
     package func writeStarted() { hot.beginWrite() }
