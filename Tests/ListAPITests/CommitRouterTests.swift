@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ListModel
 import ListStore
 import ListdTestSupport
@@ -77,9 +78,12 @@ import Testing
         let list = Identifier("l")
         // The store calls accept on its own committing thread, not the
         // cooperative pool (where, with every suite starting at once on two
-        // cores, a detached task once did not start within the wait's 10 s).
-        async let writer: Void = blocking {
+        // cores, a detached task once did not start within the wait's 10 s),
+        // so the writer is a thread started here, not a task.
+        let writerDone = Flag()
+        Thread.detachNewThread {
             for version in Int64(1)...2_000 { router.accept(Self.commit("l", version)) }
+            writerDone.raise()
         }
         // Followers come and go while commits arrive: each subscribes, then reads
         // the head; it must hear of every commit after that head.
@@ -101,6 +105,13 @@ import Testing
             subscription.dispose()
             checked += 1
         }
-        try await writer
+        try await waitUntil("the writer thread ends") { writerDone.isRaised }
     }
+}
+
+/// A flag one thread raises and another reads.
+private final class Flag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    func raise() { raised.store(true, ordering: .releasing) }
+    var isRaised: Bool { raised.load(ordering: .acquiring) }
 }

@@ -37,7 +37,8 @@ import Testing
         #expect(await log.firstCapture(of: #"(update item \[0, \d\] a2 7)"#, timeout: .seconds(10)) != nil)
         #expect(log.text.contains("move item"))
         kill(process.processIdentifier, SIGINT)
-        process.waitUntilExit()
+        try await blocking { process.waitUntilExit() }
+        await log.finished()
         #expect(process.terminationStatus == 0)
         #expect(!log.text.contains(token))
     }
@@ -96,16 +97,18 @@ import Testing
         #expect(log.text.components(separatedBy: "snapshot f").count == 2, "one snapshot only:\n\(log.text)")
     }
 
-    @Test func urlsOfDifferentListsAreRefused() throws {
+    @Test func urlsOfDifferentListsAreRefused() async throws {
         let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", "http://127.0.0.1:2/lists/b"])
-        process.waitUntilExit()
+        // The exit comes before the pipe's last bytes are read: wait for both.
+        try await blocking { process.waitUntilExit() }
+        await log.finished()
         #expect(process.terminationStatus != 0)
-        #expect(log.text.contains("every URL must name the same list"))
+        #expect(log.text.contains("every URL must name the same list"), "\(log.text)")
     }
 
-    @Test func aBadURLIsRefused() throws {
+    @Test func aBadURLIsRefused() async throws {
         let (process, _) = try Self.watch(["http://127.0.0.1:1/nolists"])
-        process.waitUntilExit()
+        try await blocking { process.waitUntilExit() }
         #expect(process.terminationStatus != 0)
     }
 }

@@ -57,7 +57,7 @@ public final class ListdProcess: Sendable {
         process.standardOutput = FileHandle.nullDevice
         log = OutputLog(pipe.fileHandleForReading)
         try process.run()
-        guard let found = await log.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(30)),
+        guard let found = await log.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(60)),
             let port = Int(found)
         else {
             process.terminate()
@@ -175,19 +175,25 @@ public final class OutputLog: Sendable {
     }
 
     /// The first capture group of `pattern` once it appears, or nil after `timeout`.
+    ///
+    /// The text is looked at once more after the deadline: a test whose task
+    /// was not scheduled for a while (every suite starts at once on two cores)
+    /// still sees what arrived meanwhile.
     public func firstCapture(of pattern: String, timeout: Duration) async -> String? {
         let deadline = ContinuousClock.now + timeout
         let expression = try? NSRegularExpression(pattern: pattern)
-        while ContinuousClock.now < deadline {
+        func capture() -> String? {
             let text = self.text
-            if let match = expression?.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            guard let match = expression?.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
                 match.numberOfRanges > 1, let range = Range(match.range(at: 1), in: text)
-            {
-                return String(text[range])
-            }
+            else { return nil }
+            return String(text[range])
+        }
+        while ContinuousClock.now < deadline {
+            if let found = capture() { return found }
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return nil
+        return capture()
     }
 }
 
