@@ -120,6 +120,9 @@ import Testing
             var version: Int64 = 1
             var checked = 0
             for step in 0..<Self.writesPerSeed {
+                // Milliseconds of CPU per step: let the cooperative pool's
+                // other tasks (two threads on two cores) run between steps.
+                await Task.yield()
                 let context = "seed \(seed) step \(step)"
                 var reference = ReferenceList(name: "start", maxModelBytes: 48)
                 reference.sections = states[version]?.sections ?? []

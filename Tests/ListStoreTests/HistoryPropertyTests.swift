@@ -28,6 +28,9 @@ import Testing
             var rejected = 0
             var mostItems = 0
             for step in 0..<Self.writesPerSeed {
+                // Milliseconds of CPU per step: let the cooperative pool's
+                // other tasks (two threads on two cores) run between steps.
+                await Task.yield()
                 let context = "seed \(seed) step \(step)"
                 var expected = reference
                 let expectedChange: Result<Bool, StoreError>

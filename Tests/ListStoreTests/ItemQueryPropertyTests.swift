@@ -259,6 +259,9 @@ import Testing
                 text = true
             }
             for step in 0..<Self.stepsPerSeed {
+                // Milliseconds of CPU per step: let the cooperative pool's
+                // other tasks (two threads on two cores) run between steps.
+                await Task.yield()
                 let context = "seed \(seed) step \(step)"
                 for _ in 0..<Int.random(in: 1...4, using: &rng) {
                     let (op, _) = Self.randomWrite(&oracle, using: &rng)

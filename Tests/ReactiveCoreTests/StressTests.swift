@@ -69,9 +69,11 @@ import Testing
                 }
             }
         }
-        DispatchQueue.concurrentPerform(iterations: emitters) { emitter in
-            for sequence in 0..<perEmitter {
-                subject.onNext(Tagged(emitter: emitter, sequence: sequence))
+        try await blocking {
+            DispatchQueue.concurrentPerform(iterations: emitters) { emitter in
+                for sequence in 0..<perEmitter {
+                    subject.onNext(Tagged(emitter: emitter, sequence: sequence))
+                }
             }
         }
         running.store(false, ordering: .relaxed)
@@ -98,7 +100,11 @@ import Testing
         #expect(!subject.hasObservers)
     }
 
-    @Test func createSerializesConcurrentEmission() {
+    // The emitting runs on threads of its own (`blocking`), not on the
+    // cooperative thread running the test: seconds of CPU there would hold one
+    // of the pool's two threads from every other suite.
+
+    @Test func createSerializesConcurrentEmission() async throws {
         let emitters = 4
         let perEmitter = 2_000 * Self.scale
         let observer = CheckingObserver()
@@ -109,7 +115,7 @@ import Testing
             }
             return Disposables.create()
         }
-        _ = source.subscribe(observer)
+        try await blocking { _ = source.subscribe(observer) }
         let events = observer.events
         #expect(observer.violationCount == 0)
         #expect(obeysGrammar(events))
@@ -118,15 +124,17 @@ import Testing
         #expect(events.count >= perEmitter + 1)
     }
 
-    @Test func mergeAndShareUnderConcurrentSources() {
+    @Test func mergeAndShareUnderConcurrentSources() async throws {
         let perSource = 2_000 * Self.scale
         let subjects = (0..<4).map { _ in PublishSubject<Tagged>() }
         let merged = Observable.merge(subjects.map { $0.asObservable() }).share()
         let observers = (0..<8).map { _ in CheckingObserver() }
         for observer in observers { _ = merged.subscribe(observer) }
-        DispatchQueue.concurrentPerform(iterations: subjects.count) { index in
-            for sequence in 0..<perSource { subjects[index].onNext(Tagged(emitter: index, sequence: sequence)) }
-            subjects[index].onCompleted()
+        try await blocking {
+            DispatchQueue.concurrentPerform(iterations: subjects.count) { index in
+                for sequence in 0..<perSource { subjects[index].onNext(Tagged(emitter: index, sequence: sequence)) }
+                subjects[index].onCompleted()
+            }
         }
         for observer in observers {
             #expect(observer.violationCount == 0)
@@ -136,17 +144,19 @@ import Testing
         }
     }
 
-    @Test func disposingFromManyThreadsIsSafeAndIdempotent() {
+    @Test func disposingFromManyThreadsIsSafeAndIdempotent() async throws {
         let subject = PublishSubject<Int>()
         let disposals = Counter()
         let subscriptions = (0..<200).map { _ in
             subject.subscribe(onNext: { _ in }, onDisposed: { disposals.increment() })
         }
-        DispatchQueue.concurrentPerform(iterations: 4) { worker in
-            for (index, subscription) in subscriptions.enumerated() where index % 2 == worker % 2 {
-                subscription.dispose()
+        try await blocking {
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                for (index, subscription) in subscriptions.enumerated() where index % 2 == worker % 2 {
+                    subscription.dispose()
+                }
+                subject.onNext(worker)
             }
-            subject.onNext(worker)
         }
         #expect(disposals.count == 200)
         #expect(!subject.hasObservers)
