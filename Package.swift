@@ -221,6 +221,6 @@ if Context.environment["LISTD_FUZZ"] != nil {
             name: "HTTPParserFuzzer", dependencies: ["HTTP"], path: "Fuzz/HTTPParserFuzzer", swiftSettings: fuzzer),
         .executableTarget(name: "JSONFuzzer", dependencies: ["JSON"], path: "Fuzz/JSONFuzzer", swiftSettings: fuzzer),
         .executableTarget(
-            name: "OpsFuzzer", dependencies: ["ListAPI", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer", swiftSettings: fuzzer),
+            name: "OpsFuzzer", dependencies: ["ListAPI", "ListWire", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer", swiftSettings: fuzzer),
     ]
 }

@@ -7,6 +7,7 @@
 import Glibc
 import HTTP
 import JSON
+import ListWire
 
 @testable import ListAPI
 
