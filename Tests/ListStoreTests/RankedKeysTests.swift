@@ -54,6 +54,23 @@ import Testing
                 #expect(keys.key(at: index) == model[index], "seed \(seed) step \(step): key at \(index)")
             }
             #expect(keys.key(at: model.count) == nil && keys.key(at: -1) == nil)
+            if step % 50 == 0 {
+                // The one-sweep form agrees with asking key by key, for keys present,
+                // absent, repeated and at the extremes.
+                var asked = (0..<Int.random(in: 0..<300, using: &rng)).map { _ in
+                    Bool.random(using: &rng) && !model.isEmpty
+                        ? model[Int.random(in: 0..<model.count, using: &rng)]
+                        : Int64.random(in: -spread...spread, using: &rng)
+                }
+                asked += [.min, .max]
+                asked.sort()
+                let swept = keys.ranks(ofAscending: asked)
+                #expect(swept.count == asked.count)
+                for (key, answer) in zip(asked, swept) {
+                    #expect(answer.rank == probe(key), "seed \(seed) step \(step): swept rank of \(key)")
+                    #expect(answer.present == keys.contains(key), "seed \(seed) step \(step): swept \(key)")
+                }
+            }
         }
     }
 }

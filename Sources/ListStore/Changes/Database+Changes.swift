@@ -79,6 +79,9 @@ extension Database {
             }
             return true
         }
+        // The sections holding touched items but not touched themselves, once
+        // (a pass over every touched item).
+        var unlisted: Set<Identifier>?
         if separateSections {
             try forEach(
                 """
@@ -90,7 +93,8 @@ extension Database {
                 WHERE h.list_id = ? AND h.version > ?
                 ORDER BY h.version
                 """, [list.sql, version.sql], visit)
-            let wanted = Array(touched.unlistedSections)
+            unlisted = touched.unlistedSections
+            let wanted = Array(unlisted ?? [])
             for start in stride(from: 0, to: wanted.count, by: 100) {
                 let chunk = wanted[start..<min(wanted.count, start + 100)]
                 try forEach(
@@ -128,7 +132,7 @@ extension Database {
         }
         // Only the sections of each item's states at the two ends, as listed:
         // not those of its states in between, which the statement also returns.
-        for id in touched.unlistedSections {
+        for id in unlisted ?? touched.unlistedSections {
             if let state = holdingSections[id] {
                 touched.sections[id] = (state, state)
             }

@@ -121,22 +121,60 @@ struct TouchedEntities {
         typealias Entry = (id: Identifier, state: ItemState, below: Int)
         var itemsBefore: [Identifier: [Entry]] = [:]
         var itemsAfter: [Identifier: [Entry]] = [:]
-        for (id, item) in items {
-            for state in [item.before, item.after].compactMap(\.self) where sections[state.section] == nil {
-                throw IndexMismatch("item \(id) is in section \(state.section), which is not listed")
+        do {
+            // Grouped through small slots, with the last section remembered: the
+            // touched items of a big list mostly share a few sections, so this
+            // hashes a section id per run of items rather than per item.
+            var slots: [Identifier: Int] = [:]
+            var groups: [(before: [Entry], after: [Entry])] = []
+            var last: (id: Identifier, slot: Int)?
+            func slot(of section: Identifier, for id: Identifier) throws(IndexMismatch) -> Int {
+                if let last, last.id == section { return last.slot }
+                let found: Int
+                if let known = slots[section] {
+                    found = known
+                } else {
+                    guard sections[section] != nil else {
+                        throw IndexMismatch("item \(id) is in section \(section), which is not listed")
+                    }
+                    found = groups.count
+                    slots[section] = found
+                    groups.append(([], []))
+                }
+                last = (section, found)
+                return found
             }
-            if let before = item.before { itemsBefore[before.section, default: []].append((id, before, 0)) }
-            if let after = item.after { itemsAfter[after.section, default: []].append((id, after, 0)) }
+            for (id, item) in items {
+                if let before = item.before {
+                    let at = try slot(of: before.section, for: id)
+                    groups[at].before.append((id, before, 0))
+                }
+                if let after = item.after {
+                    let at = try slot(of: after.section, for: id)
+                    groups[at].after.append((id, after, 0))
+                }
+            }
+            for (section, slot) in slots {
+                if !groups[slot].before.isEmpty { itemsBefore[section] = groups[slot].before }
+                if !groups[slot].after.isEmpty { itemsAfter[section] = groups[slot].after }
+            }
         }
         var itemRuns: [Identifier: Runs] = [:]
         var nextRun = 0
         for (section, state) in sections {
-            let now = (itemsAfter[section] ?? []).map(\.state.key).sorted()
+            // Each end's entries in key order. An element's count of untouched
+            // siblings below it (the untouched keys now below its key) only grows
+            // with the key, so this is also the order of the condensed section,
+            // and both counts come from one sweep of the index and of `now`.
+            itemsBefore[section]?.sort { $0.state.key < $1.state.key }
+            itemsAfter[section]?.sort { $0.state.key < $1.state.key }
+            let now = (itemsAfter[section] ?? []).map(\.state.key)
             let keys = index.items[section]
             if state.after == nil, let keys, keys.count > 0 {
                 throw IndexMismatch("section \(section) is gone but the index holds \(keys.count) item keys in it")
             }
-            for key in now where !(keys?.contains(key) ?? false) {
+            let nowRanks = keys?.ranks(ofAscending: now) ?? now.map { _ in (rank: 0, present: false) }
+            for (key, rank) in zip(now, nowRanks) where !rank.present {
                 throw IndexMismatch("a touched item's key \(key) in section \(section) is not in the index")
             }
             let untouched = (keys?.count ?? 0) - now.count
@@ -146,25 +184,26 @@ struct TouchedEntities {
                     "the index holds \(keys?.count ?? 0) item keys in section \(section), which has \(now.count) touched "
                         + (state.before == nil ? "and is new" : "items"))
             }
-            func below(_ key: Int64) throws(IndexMismatch) -> Int {
-                let below = (keys?.rank(below: key) ?? 0) - Self.lowerBound(key, in: now)
-                guard (0...untouched).contains(below) else {
-                    throw IndexMismatch(
-                        "\(below) untouched items below key \(key) in section \(section), of \(untouched)")
-                }
-                return below
-            }
             var splits: [Int] = []
-            func count(_ entries: inout [Entry]?) throws(IndexMismatch) {
+            func count(_ entries: inout [Entry]?, ranks known: [(rank: Int, present: Bool)]?) throws(IndexMismatch) {
                 guard var counted = entries else { return }
+                let ranks = known ?? keys?.ranks(ofAscending: counted.map(\.state.key)) ?? []
+                var touchedBelow = 0
                 for i in counted.indices {
-                    counted[i].below = try below(counted[i].state.key)
-                    splits.append(counted[i].below)
+                    let key = counted[i].state.key
+                    while touchedBelow < now.count && now[touchedBelow] < key { touchedBelow += 1 }
+                    let below = (i < ranks.count ? ranks[i].rank : 0) - touchedBelow
+                    guard (0...untouched).contains(below) else {
+                        throw IndexMismatch(
+                            "\(below) untouched items below key \(key) in section \(section), of \(untouched)")
+                    }
+                    counted[i].below = below
+                    splits.append(below)
                 }
                 entries = counted
             }
-            try count(&itemsBefore[section])
-            try count(&itemsAfter[section])
+            try count(&itemsBefore[section], ranks: nil)
+            try count(&itemsAfter[section], ranks: nowRanks)
             let runs = Runs(total: untouched, splits: splits, firstID: nextRun)
             nextRun += runs.runs.count
             itemRuns[section] = runs
@@ -172,9 +211,9 @@ struct TouchedEntities {
 
         func condensedItems(of section: Identifier, _ entries: [Entry]) -> [CondensedItem] {
             guard let runs = itemRuns[section] else { return [] }
-            let ordered = entries.sorted { ($0.below, $0.state.key) < ($1.below, $1.state.key) }
+            // Already in (below, key) order (see above).
             return runs.merge(
-                ordered.map {
+                entries.map {
                     (
                         below: $0.below,
                         value: CondensedItem.item(

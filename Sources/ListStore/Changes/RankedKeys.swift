@@ -52,6 +52,29 @@ struct RankedKeys: Sendable {
         return at < blocks[b].count && blocks[b][at] == key
     }
 
+    /// For keys given in ascending order, how many keys are less than each
+    /// and whether it is among them: ``rank(below:)`` and ``contains(_:)`` for
+    /// all of them in one sweep of the blocks.
+    /// - Complexity: O(m log B + b) for m keys asked, block size B and b
+    ///   blocks, against O(m log n) asked one at a time; and the blocks are
+    ///   read in order, so a catch-up's thousands of keys cost a few cache
+    ///   misses each rather than a binary search's worth.
+    func ranks(ofAscending keys: [Int64]) -> [(rank: Int, present: Bool)] {
+        var result: [(rank: Int, present: Bool)] = []
+        result.reserveCapacity(keys.count)
+        var b = 0
+        for key in keys {
+            while b < blocks.count, let last = blocks[b].last, last < key { b += 1 }
+            guard b < blocks.count else {
+                result.append((count, false))
+                continue
+            }
+            let at = Self.lowerBound(key, in: blocks[b])
+            result.append((before[b] + at, at < blocks[b].count && blocks[b][at] == key))
+        }
+        return result
+    }
+
     /// The key at rank `index` (0-based), `nil` outside `0..<count`.
     func key(at index: Int) -> Int64? {
         guard index >= 0, index < count else { return nil }
