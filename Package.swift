@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "ListModel", "Storage", "SchemaMigration", "JSON",
+                "ListModel", "ListWire", "SectionDiff", "Storage", "SchemaMigration", "JSON",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -577,12 +577,11 @@ package final class ListWriter {
     }
 
     /// Bumps the version when the write changed the list, and prunes history.
+    /// - Returns: the write's result and, for the commit feed, the commit it
+    ///   holds (none when nothing changed): one value, not a second one built alike.
     private func finish(_ target: Target, now: Int64) throws(StoreError) -> (WriteResult, [Commit]) {
         guard target.changed else {
-            let result = WriteResult(
-                list: target.id, epoch: target.epoch, previousVersion: target.version, version: target.version,
-                changed: false)
-            return (result, [])
+            return (WriteResult(unchanged: target.id, epoch: target.epoch, version: target.version), [])
         }
         let version = target.newVersion
         try db.run("UPDATE lists SET version = ?, updated_at = ? WHERE id = ?", version.sql, now.sql, target.id.sql)
@@ -591,12 +590,8 @@ package final class ListWriter {
             target.id.sql, version.sql, now.sql)
         let change = try recordedChange(target)
         try prune(target.id, now: now, known: (version, target.floor, target.pruned))
-        let result = WriteResult(
-            list: target.id, epoch: target.epoch, previousVersion: target.version, version: version, changed: true,
-            change: change)
-        return (
-            result, [Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)]
-        )
+        let commit = Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)
+        return (WriteResult(previousVersion: target.version, commit: commit), [commit])
     }
 
     /// Raises the list's history floor to honour both retention limits, then

@@ -1,4 +1,6 @@
 import ListModel
+import ListWire
+import SectionDiff
 
 /// The list store: the only thing the service knows about persistence.
 ///
@@ -123,10 +125,13 @@ extension Store {
 
 extension ListSnapshot {
     /// The whole snapshot as a condensed list with no runs.
-    public var condensedSections: [CondensedSection] {
+    public var condensedSections: CondensedListSections {
         sections.map { section in
-            .section(
-                id: section.id, model: section.model, items: section.items.map { .item(id: $0.id, model: $0.model) })
+            ArraySection(
+                model: .element(JSONEntry(id: section.id.rawValue, model: JSONText(section.model.canonicalText))),
+                items: section.items.map {
+                    .element(JSONEntry(id: $0.id.rawValue, model: JSONText($0.model.canonicalText)))
+                })
         }
     }
 }

@@ -1,36 +1,58 @@
 import ListModel
 
-/// What a committed write did to its list.
+/// What a committed write did to its list: the ``Commit`` it made, or that it
+/// changed nothing.
+///
+/// The write's change lives in its commit, the value the store also announces
+/// to ``Store/onCommit(_:)`` observers, so the writer's answer and every
+/// follower woken by the commit take the same recorded ``NetChange``.
 public struct WriteResult: Sendable, Hashable {
     /// The list written.
-    public var list: Identifier
+    public let list: Identifier
     /// The list's epoch.
-    public var epoch: String
+    public let epoch: String
     /// The version before the write.
-    public var previousVersion: Int64
-    /// The version after the write; equal to ``previousVersion`` when nothing changed.
-    public var version: Int64
-    /// Whether the write changed the list (and so bumped its version).
-    public var changed: Bool
-    /// The net change the write made, recorded as it committed; `nil` when
-    /// nothing changed or the store does not record it.
-    public var change: NetChange?
+    public let previousVersion: Int64
+    /// The commit the write made, as ``Store/onCommit(_:)`` observers hear
+    /// it; `nil` when the write changed nothing (and so made no version).
+    public let commit: Commit?
 
-    /// Creates a result.
-    public init(
-        list: Identifier, epoch: String, previousVersion: Int64, version: Int64, changed: Bool,
-        change: NetChange? = nil
-    ) {
+    /// A write that changed nothing: the list stays at `version`.
+    public init(unchanged list: Identifier, epoch: String, version: Int64) {
         self.list = list
         self.epoch = epoch
-        self.previousVersion = previousVersion
-        self.version = version
-        self.changed = changed
-        self.change = change
+        self.previousVersion = version
+        self.commit = nil
     }
+
+    /// A write that made `commit` from the list at `previousVersion`.
+    ///
+    /// `commit` is of a list still there (a write that deletes its list
+    /// answers no result), at a version above `previousVersion`.
+    public init(previousVersion: Int64, commit: Commit) {
+        precondition(!commit.deleted, "a write result's commit deletes its list")
+        precondition(
+            commit.version > previousVersion,
+            "a write result's commit is at v\(commit.version), not above v\(previousVersion)")
+        self.list = commit.list
+        self.epoch = commit.epoch
+        self.previousVersion = previousVersion
+        self.commit = commit
+    }
+
+    /// The version after the write; equal to ``previousVersion`` when nothing changed.
+    public var version: Int64 { commit?.version ?? previousVersion }
+
+    /// Whether the write changed the list (and so bumped its version).
+    public var changed: Bool { commit != nil }
+
+    /// The net change the write made, recorded as it committed (its
+    /// ``commit``'s); `nil` when nothing changed or the store does not record it.
+    public var change: NetChange? { commit?.change }
 }
 
-/// A durable change to one list, announced to ``Store/onCommit(_:)`` observers.
+/// A durable change to one list, announced to ``Store/onCommit(_:)`` observers
+/// and, for a write that made it, carried by the write's ``WriteResult``.
 public struct Commit: Sendable, Hashable {
     /// The list that changed.
     public var list: Identifier

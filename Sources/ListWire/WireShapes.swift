@@ -38,6 +38,13 @@ extension ArraySection: WireSection where Model: WireEntry, Item: WireEntry {
 /// the values the server diffs and the clients apply stages to.
 public typealias ListSections = [ArraySection<JSONEntry, JSONEntry>]
 
+/// A list's net change at one end, condensed, in SectionDiff's terms: the
+/// sections and items a change touched as ``JSONEntry`` values, each stretch
+/// of untouched siblings between them one run (`Condensed.run`), so its size
+/// is the change's, whatever the list's. A store builds both ends this way and
+/// `StagedChangeset(condensedFrom:to:)` stages them as they are.
+public typealias CondensedListSections = [ArraySection<Condensed<JSONEntry>, Condensed<JSONEntry>>]
+
 /// One stage of a change answer in SectionDiff's terms (one `performBatchUpdates`).
 public typealias ListStage = Stage<JSONEntry, JSONEntry>
 

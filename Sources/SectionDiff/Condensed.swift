@@ -62,6 +62,8 @@ public enum Condensed<Element: Diffable>: Diffable {
 }
 
 extension Condensed: Sendable where Element: Sendable, Element.ID: Sendable {}
+extension Condensed: Equatable where Element: Equatable {}
+extension Condensed: Hashable where Element: Hashable {}
 extension Condensed.Identity: Sendable where Element.ID: Sendable {}
 
 extension StagedChangeset {

@@ -203,7 +203,7 @@ import Testing
         movedSince moves: [(sections: Set<Identifier>, items: Set<Identifier>, everything: Bool)],
         _ context: String
     ) throws {
-        let changeset = StagedChangeset(condensedFrom: Self.sections(change.old), to: Self.sections(change.new))
+        let changeset = StagedChangeset(condensedFrom: change.old, to: change.new)
         var state = UIKitBatchModel.State(old)
         var reportedItemMoves = 0
         var reportedSectionMoves = 0
@@ -251,27 +251,6 @@ import Testing
             }
         }
         return count
-    }
-
-    typealias Entry = Condensed<JSONEntry>
-
-    static func sections(_ condensed: [CondensedSection]) -> [ArraySection<Entry, Entry>] {
-        condensed.map { section in
-            switch section {
-            case .untouched(let run, let count):
-                return ArraySection(model: .run(id: run, count: count), items: [])
-            case .section(let id, let model, let items):
-                return ArraySection(
-                    model: .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText))),
-                    items: items.map { item in
-                        switch item {
-                        case .untouched(let run, let count): return .run(id: run, count: count)
-                        case .item(let id, let model):
-                            return .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText)))
-                        }
-                    })
-            }
-        }
     }
 }
 

@@ -1,5 +1,7 @@
 import ListModel
+import ListWire
 import ListdTestSupport
+import SectionDiff
 import Storage
 import Testing
 
@@ -156,15 +158,16 @@ import Testing
     /// Expands `condensed` with the untouched elements, checking it against
     /// `list`; records what each run stood for in `runs`.
     static func expand(
-        _ condensed: [CondensedSection], matches list: Model, touched: TouchedEntities,
+        _ condensed: CondensedListSections, matches list: Model, touched: TouchedEntities,
         sectionRuns: inout [Int: [String]], itemRuns: inout [Int: [String]]
     ) -> String? {
         let untouchedSections = list.orderedSections().filter { touched.sections[Identifier(storedText: $0.id)] == nil }
         var nextSection = untouchedSections.makeIterator()
         var sections: [(id: String, model: String, items: [(id: String, model: String)])] = []
         for section in condensed {
-            switch section {
-            case .untouched(let run, let count):
+            switch section.model {
+            case .run(let run, let count):
+                if !section.items.isEmpty { return "section run \(run) holds items" }
                 var ids: [String] = []
                 for _ in 0..<count {
                     guard let next = nextSection.next() else { return "run \(run) runs past the untouched sections" }
@@ -173,14 +176,15 @@ import Testing
                 }
                 if let seen = sectionRuns[run], seen != ids { return "section run \(run) is \(ids) and \(seen)" }
                 sectionRuns[run] = ids
-            case .section(let id, let model, let items):
-                let untouchedItems = list.orderedItems(in: id.rawValue)
+            case .element(let entry):
+                let id = entry.id
+                let untouchedItems = list.orderedItems(in: id)
                     .filter { touched.items[Identifier(storedText: $0.id)] == nil }
                 var nextItem = untouchedItems.makeIterator()
                 var expanded: [(id: String, model: String)] = []
-                for item in items {
+                for item in section.items {
                     switch item {
-                    case .untouched(let run, let count):
+                    case .run(let run, let count):
                         var ids: [String] = []
                         for _ in 0..<count {
                             guard let next = nextItem.next() else { return "item run \(run) runs past \(id)'s items" }
@@ -189,11 +193,11 @@ import Testing
                         }
                         if let seen = itemRuns[run], seen != ids { return "item run \(run) is \(ids) and \(seen)" }
                         itemRuns[run] = ids
-                    case .item(let itemID, let model):
-                        expanded.append((itemID.rawValue, model.canonicalText))
+                    case .element(let item):
+                        expanded.append((item.id, item.model.text))
                     }
                 }
-                sections.append((id.rawValue, model.canonicalText, expanded))
+                sections.append((id, entry.model.text, expanded))
             }
         }
         let expected = list.orderedSections().map { section in
@@ -210,7 +214,7 @@ import Testing
 
     static func check(
         _ old: Model, _ new: Model, _ touched: TouchedEntities,
-        _ result: (old: [CondensedSection], new: [CondensedSection])
+        _ result: (old: CondensedListSections, new: CondensedListSections)
     ) -> String? {
         var sectionRuns: [Int: [String]] = [:]
         var itemRuns: [Int: [String]] = [:]
@@ -232,13 +236,13 @@ import Testing
     }
 
     /// Every run of a condensed end with its count, sections' runs negated.
-    static func runs(_ condensed: [CondensedSection]) -> [Int: Int] {
+    static func runs(_ condensed: CondensedListSections) -> [Int: Int] {
         var runs: [Int: Int] = [:]
         for section in condensed {
-            switch section {
-            case .untouched(let run, let count): runs[-1 - run] = count
-            case .section(_, _, let items):
-                for case .untouched(let run, let count) in items { runs[run] = count }
+            switch section.model {
+            case .run(let run, let count): runs[-1 - run] = count
+            case .element:
+                for case .run(let run, let count) in section.items { runs[run] = count }
             }
         }
         return runs

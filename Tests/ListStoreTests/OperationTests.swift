@@ -114,6 +114,33 @@ import Testing
         }
     }
 
+    /// A write's result holds the very commit its store announced, with the
+    /// recorded change; a write that changed nothing holds none and announces none.
+    @Test(arguments: StoreKind.tested) func aWritesResultHoldsTheCommitObserversHear(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let created = try await makeGroceries(store)
+            let list = id("groceries")
+            let commits = CommitRecorder()
+            let subscription = store.onCommit { commits.append($0) }
+            defer { subscription.cancel() }
+            let applied = try await store.apply([.deleteItem(id: id("pear"))], to: list, expectedVersion: 1)
+            let unchanged = try await store.apply([.moveSection(id: id("veg"), to: 1)], to: list, expectedVersion: 2)
+            let replaced = try await store.replace(
+                list, name: "Groceries", sections: created.sections.map(\.asNew), expectedVersion: 2)
+            let appliedCommit = try #require(applied.commit)
+            let replacedCommit = try #require(replaced.commit)
+            #expect(commits.all == [appliedCommit, replacedCommit])
+            #expect(appliedCommit.list == list && appliedCommit.epoch == created.epoch && !appliedCommit.deleted)
+            #expect(applied.previousVersion == 1 && applied.version == 2 && appliedCommit.version == 2)
+            let change = try #require(applied.change, "the write recorded its net change")
+            #expect(change == appliedCommit.change && change.from == 1 && change.to == 2)
+            #expect(replaced.previousVersion == 2 && replaced.version == 3 && replaced.change?.to == 3)
+            #expect(unchanged.commit == nil && !unchanged.changed && unchanged.change == nil)
+            #expect(unchanged.list == list && unchanged.epoch == created.epoch)
+            #expect(unchanged.previousVersion == 2 && unchanged.version == 2)
+        }
+    }
+
     @Test(arguments: StoreKind.tested) func everyErrorKindIsPreciseAndWritesNothing(_ kind: StoreKind) async throws {
         var configuration = StoreConfiguration(fullSync: false, maxModelBytes: 16, maxNameBytes: 8, maxOpsPerWrite: 4)
         configuration.maxPageSize = 5

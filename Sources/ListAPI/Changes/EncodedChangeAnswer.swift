@@ -54,7 +54,7 @@ struct EncodedChangeAnswer: Sendable {
 
     /// The net change a store described by what it touched; costs what the change holds.
     static func change(_ change: NetChange) -> EncodedChangeAnswer {
-        let changeset = ListChangeset(condensedFrom: change.old.diffSections, to: change.new.diffSections)
+        let changeset = ListChangeset(condensedFrom: change.old, to: change.new)
         return stages(changeset, list: change.list, epoch: change.epoch, from: change.from, to: change.to)
     }
 
@@ -71,30 +71,5 @@ struct EncodedChangeAnswer: Sendable {
         return EncodedChangeAnswer(
             list: list, epoch: epoch, from: from, to: to, reset: false, stageCount: changeset.stages.count,
             json: writer.bytes, changeCount: count)
-    }
-}
-
-/// The condensed change in the diff engine's terms.
-typealias CondensedDiffSections = [ArraySection<Condensed<JSONEntry>, Condensed<JSONEntry>>]
-
-extension Array where Element == CondensedSection {
-    var diffSections: CondensedDiffSections {
-        map { section in
-            switch section {
-            case .untouched(let run, let count):
-                return ArraySection(model: .run(id: run, count: count), items: [])
-            case .section(let id, let model, let items):
-                return ArraySection(
-                    model: .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText))),
-                    items: items.map { item in
-                        switch item {
-                        case .untouched(let run, let count):
-                            return .run(id: run, count: count)
-                        case .item(let id, let model):
-                            return .element(JSONEntry(id: id.rawValue, model: JSONText(model.canonicalText)))
-                        }
-                    })
-            }
-        }
     }
 }

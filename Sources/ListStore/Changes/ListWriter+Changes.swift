@@ -1,4 +1,5 @@
 import ListModel
+import ListWire
 import Storage
 
 /// The change engine on the writer's connection: what a write or a span of
@@ -68,7 +69,7 @@ extension ListWriter {
     /// answers a reset rather than trap or send a wrong change.
     /// - Returns: `nil` when even the rebuilt index disagrees.
     func condense(_ touched: TouchedEntities, of list: Identifier, with index: ListIndex, _ context: String)
-        throws(StoreError) -> (old: [CondensedSection], new: [CondensedSection])?
+        throws(StoreError) -> (old: CondensedListSections, new: CondensedListSections)?
     {
         do throws(IndexMismatch) {
             return try touched.condense(with: index)

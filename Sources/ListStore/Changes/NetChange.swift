@@ -1,23 +1,38 @@
 import ListModel
+import ListWire
+import SectionDiff
 
 /// The net change of a list between two versions, described by what it touched.
 ///
-/// `old` and `new` are the list at `from` and at `to`, condensed: the sections
-/// and items touched in between appear as themselves, and each stretch of
-/// untouched siblings between them is one run (``CondensedSection/untouched(run:count:)``,
-/// ``CondensedItem/untouched(run:count:)``) that appears in both, in the same
-/// order. A section that holds touched items appears as itself even when it is
-/// not touched. So its size is the size of the change, whatever the list's.
+/// `old` and `new` are the list at `from` and at `to`, condensed, in the diff
+/// engine's own terms (ListWire's `CondensedListSections`): the sections and
+/// items touched in between appear as themselves (`Condensed.element`), and
+/// each stretch of untouched siblings between them is one run
+/// (`Condensed.run(id:count:)`; a section run has no items) that appears in
+/// both, in the same order. A section that holds touched items appears as
+/// itself even when it is not touched. So its size is the size of the change,
+/// whatever the list's, and `StagedChangeset(condensedFrom: old, to: new)`
+/// stages it as it is.
+///
+/// Run ids are unique among the section runs, and among all item runs of the change.
 public struct NetChange: Sendable, Hashable {
+    /// The list changed.
     public var list: Identifier
+    /// The list's epoch (the same at both ends).
     public var epoch: String
+    /// The version `old` describes.
     public var from: Int64
+    /// The version `new` describes.
     public var to: Int64
-    public var old: [CondensedSection]
-    public var new: [CondensedSection]
+    /// The list at `from`, condensed.
+    public var old: CondensedListSections
+    /// The list at `to`, condensed.
+    public var new: CondensedListSections
 
+    /// Creates a net change.
     public init(
-        list: Identifier, epoch: String, from: Int64, to: Int64, old: [CondensedSection], new: [CondensedSection]
+        list: Identifier, epoch: String, from: Int64, to: Int64, old: CondensedListSections,
+        new: CondensedListSections
     ) {
         self.list = list
         self.epoch = epoch
@@ -29,20 +44,6 @@ public struct NetChange: Sendable, Hashable {
 
     /// The head after the change.
     public var head: ListHead { ListHead(id: list, epoch: epoch, version: to) }
-}
-
-/// A section of a condensed list (see ``NetChange``).
-public enum CondensedSection: Sendable, Hashable {
-    case section(id: Identifier, model: Model, items: [CondensedItem])
-    /// `count` untouched sections with no touched item; `run` is unique in the change.
-    case untouched(run: Int, count: Int)
-}
-
-/// An item of a condensed section (see ``NetChange``).
-public enum CondensedItem: Sendable, Hashable {
-    case item(id: Identifier, model: Model)
-    /// `count` untouched items; `run` is unique among all item runs of the change.
-    case untouched(run: Int, count: Int)
 }
 
 /// What a store says about "changes since V": the net change, or why the client must reset.
@@ -96,7 +97,9 @@ struct TouchedEntities {
     /// its group, every item's section at either end is listed) and throws
     /// ``IndexMismatch`` otherwise, instead of answering from a stale index.
     /// - Complexity: O(k log n) for k touched entities and n keys.
-    func condense(with index: ListIndex) throws(IndexMismatch) -> (old: [CondensedSection], new: [CondensedSection]) {
+    func condense(with index: ListIndex) throws(IndexMismatch)
+        -> (old: CondensedListSections, new: CondensedListSections)
+    {
         // Sections.
         let sectionEntries = sections.map { (id: $0.key, before: $0.value.before, after: $0.value.after) }
         let sectionsNow = sectionEntries.compactMap(\.after?.key).sorted()
@@ -209,54 +212,50 @@ struct TouchedEntities {
             itemRuns[section] = runs
         }
 
-        func condensedItems(of section: Identifier, _ entries: [Entry]) -> [CondensedItem] {
+        func condensedItems(of section: Identifier, _ entries: [Entry]) -> [Condensed<JSONEntry>] {
             guard let runs = itemRuns[section] else { return [] }
             // Already in (below, key) order (see above).
             return runs.merge(
                 entries.map {
                     (
                         below: $0.below,
-                        value: CondensedItem.item(
-                            id: $0.id, model: Model(trustedCanonicalText: $0.state.model))
+                        value: Condensed.element(JSONEntry(id: $0.id.rawValue, model: JSONText($0.state.model)))
                     )
                 }
             ) {
-                CondensedItem.untouched(run: $0, count: $1)
+                Condensed.run(id: $0, count: $1)
             }
         }
 
-        var oldSections: [(below: Int, key: Int64, value: CondensedSection)] = []
-        var newSections: [(below: Int, key: Int64, value: CondensedSection)] = []
+        typealias Section = ArraySection<Condensed<JSONEntry>, Condensed<JSONEntry>>
+        func section(_ id: Identifier, _ model: String, items: [Entry]) -> Section {
+            Section(
+                model: .element(JSONEntry(id: id.rawValue, model: JSONText(model))),
+                items: condensedItems(of: id, items))
+        }
+
+        var oldSections: [(below: Int, key: Int64, value: Section)] = []
+        var newSections: [(below: Int, key: Int64, value: Section)] = []
         var sectionSplits: [Int] = []
         for entry in sectionEntries {
             if let before = entry.before {
                 let below = try untouchedSectionsBelow(before.key)
                 sectionSplits.append(below)
                 oldSections.append(
-                    (
-                        below, before.key,
-                        .section(
-                            id: entry.id, model: Model(trustedCanonicalText: before.model),
-                            items: condensedItems(of: entry.id, itemsBefore[entry.id] ?? []))
-                    ))
+                    (below, before.key, section(entry.id, before.model, items: itemsBefore[entry.id] ?? [])))
             }
             if let after = entry.after {
                 let below = try untouchedSectionsBelow(after.key)
                 sectionSplits.append(below)
                 newSections.append(
-                    (
-                        below, after.key,
-                        .section(
-                            id: entry.id, model: Model(trustedCanonicalText: after.model),
-                            items: condensedItems(of: entry.id, itemsAfter[entry.id] ?? []))
-                    ))
+                    (below, after.key, section(entry.id, after.model, items: itemsAfter[entry.id] ?? [])))
             }
         }
         let sectionRuns = Runs(total: untouchedSections, splits: sectionSplits, firstID: 0)
-        func ordered(_ entries: [(below: Int, key: Int64, value: CondensedSection)]) -> [CondensedSection] {
+        func ordered(_ entries: [(below: Int, key: Int64, value: Section)]) -> CondensedListSections {
             let sorted = entries.sorted { ($0.below, $0.key) < ($1.below, $1.key) }
             return sectionRuns.merge(sorted.map { (below: $0.below, value: $0.value) }) {
-                CondensedSection.untouched(run: $0, count: $1)
+                Section(model: .run(id: $0, count: $1), items: [])
             }
         }
         return (ordered(oldSections), ordered(newSections))
