@@ -103,7 +103,7 @@ let package = Package(
             name: "listd",
             dependencies: [
                 "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "SchemaMigration",
-                "Postgres", "PostgresStore", "ListClient", "ListWire", "SectionDiff", "JSON", "ReactiveCore",
+                "Postgres", "PostgresStore", "ListClient", "ListWire", "SectionDiff", "JSON", "ReactiveCore", "CSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CSystem.h"
 
+#include <malloc.h>
+
 #include <string.h>
 
 int csystem_errno(void) { return errno; }
@@ -59,4 +61,10 @@ void csystem_set_thread_name(const char *name) {
     strncpy(truncated, name, sizeof truncated - 1);
     truncated[sizeof truncated - 1] = 0;
     pthread_setname_np(pthread_self(), truncated);
+}
+
+int csystem_set_allocator_thresholds(int trim, int mmap) {
+    int trimmed = mallopt(M_TRIM_THRESHOLD, trim);
+    int mapped = mallopt(M_MMAP_THRESHOLD, mmap);
+    return trimmed == 1 && mapped == 1;
 }

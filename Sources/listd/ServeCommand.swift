@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystem
 import CoreMetrics
 import Foundation
 import HTTP
@@ -33,6 +34,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = try options.logging.bootstrap(env)
         let settings = try Settings(options, env)
         Self.raiseDescriptorLimit(logger)
+        Self.keepFreedMemory(logger)
 
         // Listen first: a start refused for a busy port must leave nothing on disk. Until the
         // store is open (migrations can take a moment), requests are answered 503.
@@ -156,6 +158,25 @@ struct ServeCommand: AsyncParsableCommand {
             guard (try? System.setFileLimit(limit)) != nil else { return }
         }
         logger.info("descriptor limit raised", metadata: ["from": "\(before)", "to": "\(limit.rlim_cur)"])
+    }
+
+    /// Has glibc's allocator keep freed memory for reuse instead of handing
+    /// it back to the kernel at once: a catch-up answer builds and drops
+    /// buffers of hundreds of kilobytes on threads of their own, and with the
+    /// defaults each was mapped fresh (or its arena shrunk with `madvise`),
+    /// so about a tenth of a catch-up thread's time went to page faults.
+    /// Blocks up to 32 MiB now come from the arenas, and an arena keeps up to
+    /// 64 MiB of free memory at its top. Settings given in `GLIBC_TUNABLES`
+    /// (`glibc.malloc.*`) win: then this leaves the allocator alone.
+    static func keepFreedMemory(_ logger: Logger) {
+        #if canImport(Glibc)
+            if let tunables = ProcessInfo.processInfo.environment["GLIBC_TUNABLES"], tunables.contains("malloc") {
+                return
+            }
+            if csystem_set_allocator_thresholds(64 << 20, 32 << 20) != 1 {
+                logger.warning("the allocator refused its thresholds; freed memory goes back to the kernel at once")
+            }
+        #endif
     }
 
     static func stop(_ server: HTTPServer) {

@@ -21,6 +21,11 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+/// Sets glibc's `M_TRIM_THRESHOLD` and `M_MMAP_THRESHOLD` (bytes) with
+/// `mallopt`; returns 1 when both were accepted. `malloc.h` is not in Swift's
+/// Glibc module.
+int csystem_set_allocator_thresholds(int trim, int mmap);
+
 /// The calling thread's errno. Swift can read `errno` from Glibc too, but
 /// reading it through one function keeps every system-call wrapper uniform.
 int csystem_errno(void);
