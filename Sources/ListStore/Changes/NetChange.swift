@@ -169,8 +169,8 @@ struct TouchedEntities {
             // siblings below it (the untouched keys now below its key) only grows
             // with the key, so this is also the order of the condensed section,
             // and both counts come from one sweep of the index and of `now`.
-            itemsBefore[section]?.sort { $0.state.key < $1.state.key }
-            itemsAfter[section]?.sort { $0.state.key < $1.state.key }
+            Self.sortByKey(&itemsBefore[section])
+            Self.sortByKey(&itemsAfter[section])
             let now = (itemsAfter[section] ?? []).map(\.state.key)
             let keys = index.items[section]
             if state.after == nil, let keys, keys.count > 0 {
@@ -259,6 +259,16 @@ struct TouchedEntities {
             }
         }
         return (ordered(oldSections), ordered(newSections))
+    }
+
+    /// Puts `entries` in key order: sorts (key, place) pairs, 16 bytes each,
+    /// then moves each entry once, rather than moving whole entries (ids,
+    /// states and models) at every step of the sort.
+    private static func sortByKey(_ entries: inout [(id: Identifier, state: ItemState, below: Int)]?) {
+        guard let unsorted = entries, unsorted.count > 1 else { return }
+        var order = unsorted.indices.map { (key: unsorted[$0].state.key, at: $0) }
+        order.sort { ($0.key, $0.at) < ($1.key, $1.at) }
+        entries = order.map { unsorted[$0.at] }
     }
 
     static func lowerBound(_ key: Int64, in sorted: [Int64]) -> Int {
