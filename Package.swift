@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "ListModel", "ListWire", "SectionDiff", "Storage", "SchemaMigration", "JSON",
+                "ListModel", "ListWire", "SectionDiff", "Storage", "SchemaMigration", "JSON", "CSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -32,7 +32,7 @@ final class Checkpointer: Sendable {
     /// `exited` is called when the thread ends.
     init(path: String, options: ConnectionOptions, exited: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
-            Thread.current.name = "store-checkpt"  // Linux keeps at most 15 characters
+            nameCurrentThread("store-checkpt")
             defer { exited() }
             var connection: Connection?
             while true {

@@ -279,7 +279,7 @@ public final class SQLiteStore: Store {
             self?.checkpointer.withLock { $0 = checkpointer }
         }
         let thread = Thread {
-            Thread.current.name = "store-writer"  // Linux keeps at most 15 characters
+            nameCurrentThread("store-writer")
             defer { exited() }
             // One process per file: a second one would serve what it cached and
             // never hear the first one's commits. Held until this thread ends.
@@ -365,7 +365,7 @@ public final class SQLiteStore: Store {
         let options = connectionOptions(readOnly: true)
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let thread = Thread {
-            Thread.current.name = name
+            nameCurrentThread(name)
             #if os(Linux)
                 if niceness != 0 {
                     // Linux keeps a nice value per thread; `who` 0 is the calling thread.

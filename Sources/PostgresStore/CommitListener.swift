@@ -68,7 +68,7 @@ public final class CommitListener: Sendable {
         state.withLock { $0.running = true }
         let started: Result<Void, PostgresError> = await withCheckedContinuation { continuation in
             let thread = Thread { [self] in
-                Thread.current.name = "listd-listen"  // Linux keeps at most 15 characters
+                nameCurrentThread("listd-listen")
                 let connection: Connection
                 let provenAt: Int64
                 do throws(PostgresError) {

@@ -371,7 +371,7 @@ public final class PostgresStore: Store {
             return perWriter
         }()
         let thread = Thread {
-            Thread.current.name = "pg-writer-\(index)"  // Linux keeps at most 15 characters
+            nameCurrentThread("pg-writer-\(index)")
             defer { exited() }
             let connection: Connection
             do {
@@ -397,7 +397,7 @@ public final class PostgresStore: Store {
         let reads = self.reads
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
         let thread = Thread {
-            Thread.current.name = "pg-reader-\(index)"  // Linux keeps at most 15 characters
+            nameCurrentThread("pg-reader-\(index)")
             defer { exited() }
             var connection: Connection?
             var reader: ListReader?

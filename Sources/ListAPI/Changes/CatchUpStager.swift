@@ -26,7 +26,7 @@ final class CatchUpStager: Sendable {
     init() {
         let jobs = self.jobs
         let thread = Thread {
-            Thread.current.name = "catchup-stager"
+            nameCurrentThread("catchup-stager")
             #if os(Linux)
                 // Linux keeps a nice value per thread; `who` 0 is the calling thread.
                 _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
