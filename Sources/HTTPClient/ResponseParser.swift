@@ -168,34 +168,40 @@ struct ResponseParser: Sendable {
     }
 
     /// Parses the status line and headers in `buffer[position..<end]` and picks the body's framing.
+    ///
+    /// Works on the bytes in place (no array of lines, no split strings): the
+    /// loop's one thread frames every answer of a write's wake-up in a row.
     private mutating func parseHead(upTo end: Int) throws(SystemError) {
         guard end - position <= HTTPClientCall.maximumHeadBytes else {
             throw SystemError(call: "read (response head too large)", errno: EMSGSIZE)
         }
-        var lines: [ArraySlice<UInt8>] = []
-        var start = position
-        for index in position..<end where buffer[index] == UInt8(ascii: "\n") {
-            var line = buffer[start..<index]
-            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
-            lines.append(line)
-            start = index + 1
-        }
+        var lineStart = position
         position = end
         scanned = end
-        guard let first = lines.first else { throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO) }
-        let statusLine = String(decoding: first, as: UTF8.self)
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let code = Int(parts[1]), (100...999).contains(code)
-        else { throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO) }
+        var status: (code: Int, reason: String, http10: Bool)?
         var headers = HTTPHeaders()
-        headers.reserveCapacity(lines.count - 1)
-        for raw in lines.dropFirst() where !raw.isEmpty {
-            guard let colon = raw.firstIndex(of: UInt8(ascii: ":")) else {
-                throw SystemError(call: "read (a header line without a colon)", errno: EPROTO)
+        headers.reserveCapacity(8)
+        for index in lineStart..<end where buffer[index] == UInt8(ascii: "\n") {
+            var lineEnd = index
+            if lineEnd > lineStart && buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+            defer { lineStart = index + 1 }
+            if status == nil {
+                status = try statusLine(lineStart..<lineEnd)
+            } else if lineEnd > lineStart {
+                guard let colon = buffer[lineStart..<lineEnd].firstIndex(of: UInt8(ascii: ":")) else {
+                    throw SystemError(call: "read (a header line without a colon)", errno: EPROTO)
+                }
+                var valueStart = colon + 1
+                var valueEnd = lineEnd
+                while valueStart < valueEnd && Self.isBlank(buffer[valueStart]) { valueStart += 1 }
+                while valueEnd > valueStart && Self.isBlank(buffer[valueEnd - 1]) { valueEnd -= 1 }
+                headers.add(
+                    name: String(decoding: buffer[lineStart..<colon], as: UTF8.self),
+                    value: String(decoding: buffer[valueStart..<valueEnd], as: UTF8.self))
             }
-            let name = String(decoding: raw[..<colon], as: UTF8.self)
-            let value = String(decoding: raw[(colon + 1)...], as: UTF8.self)
-            headers.add(name: name, value: value.trimmed())
+        }
+        guard let (code, reason, http10) = status else {
+            throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO)
         }
         if code == 100 {
             // An interim answer: the real one follows.
@@ -203,9 +209,8 @@ struct ResponseParser: Sendable {
             return
         }
         answer = HTTPClientCall.Response(
-            status: HTTPStatus(code: code, reasonPhrase: parts.count > 2 ? String(parts[2]) : ""), headers: headers,
-            body: [])
-        if parts[0] == "HTTP/1.0" { readToClose = true }
+            status: HTTPStatus(code: code, reasonPhrase: reason), headers: headers, body: [])
+        if http10 { readToClose = true }
         if method == .head || code == 204 || code == 304 || code < 200 {
             stage = .done
         } else if headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true {
@@ -220,6 +225,35 @@ struct ResponseParser: Sendable {
             stage = .toClose
         }
     }
+
+    /// `HTTP/1.x CODE [REASON]`: the code, the reason phrase and whether the server speaks HTTP/1.0.
+    private func statusLine(_ line: Range<Int>) throws(SystemError) -> (code: Int, reason: String, http10: Bool) {
+        let prefix = "HTTP/1.".utf8
+        let space = UInt8(ascii: " ")
+        var index = line.lowerBound
+        guard line.count > prefix.count, buffer[index..<index + prefix.count].elementsEqual(prefix),
+            let versionEnd = buffer[index..<line.upperBound].firstIndex(of: space)
+        else { throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO) }
+        let http10 = versionEnd - index == prefix.count + 1 && buffer[index + prefix.count] == UInt8(ascii: "0")
+        index = versionEnd
+        while index < line.upperBound && buffer[index] == space { index += 1 }
+        var code = 0
+        var digits = 0
+        while index < line.upperBound && buffer[index] != space {
+            let digit = Int(buffer[index]) - Int(UInt8(ascii: "0"))
+            guard (0...9).contains(digit), digits < 3 else {
+                throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO)
+            }
+            code = code * 10 + digit
+            digits += 1
+            index += 1
+        }
+        guard digits == 3, code >= 100 else { throw SystemError(call: "read (not an HTTP status line)", errno: EPROTO) }
+        while index < line.upperBound && buffer[index] == space { index += 1 }
+        return (code, String(decoding: buffer[index..<line.upperBound], as: UTF8.self), http10)
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
 
     /// The next line without its CRLF, or nil when it has not all arrived.
     private mutating func line(limit: Int) throws(SystemError) -> ArraySlice<UInt8>? {

@@ -52,6 +52,14 @@ import Testing
         #expect(parser.canCarryAnotherRequest)
     }
 
+    @Test func theStatusLine() throws {
+        let notFound = try #require(try Self.parse("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n").response)
+        #expect(notFound.status == HTTPStatus(code: 404, reasonPhrase: "Not Found"))
+        let bare = try #require(try Self.parse("HTTP/1.1 200\r\nX-A:  spaced \t\r\nContent-Length: 0\r\n\r\n").response)
+        #expect(bare.status == HTTPStatus(code: 200, reasonPhrase: ""))
+        #expect(bare.headers["x-a"] == "spaced")
+    }
+
     @Test func anInterimContinueIsSkipped() throws {
         let (response, _, _) = try Self.parse("HTTP/1.1 100 Continue\r\n\r\n" + Self.plain)
         #expect(try #require(response).status.code == 200)
