@@ -174,44 +174,20 @@ public final class HTTPClientCall: Sendable {
 
     /// A new connection to the request's endpoint, trying each address in turn.
     private func connect(_ request: Request, deadline: UInt64) throws(SystemError) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_family = AF_UNSPEC
-        var list: UnsafeMutablePointer<addrinfo>?
-        let resolved = getaddrinfo(request.host, String(request.port), &hints, &list)
-        guard resolved == 0, let first = list else {
-            throw SystemError(call: "getaddrinfo (\(String(cString: gai_strerror(resolved))))", errno: EHOSTUNREACH)
-        }
-        defer { freeaddrinfo(list) }
-        var lastError = SystemError(call: "connect (no address)", errno: EHOSTUNREACH)
-        var candidate: UnsafeMutablePointer<addrinfo>? = first
-        while let address = candidate {
-            candidate = address.pointee.ai_next
-            guard let sockaddr = address.pointee.ai_addr else { continue }
-            let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            let fd = try System.socket(domain: address.pointee.ai_family, type: type)
-            guard register(fd) else {
-                System.close(fd)
-                throw SystemError(call: "connect (cancelled)", errno: ECANCELED)
-            }
-            do throws(SystemError) {
-                try Self.setTimeouts(fd, deadline: deadline)
-                try System.connect(fd, address: sockaddr, length: address.pointee.ai_addrlen)
-                try? System.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
-                pool?.recordOpened()
-                state.withLock { $0.fd = nil }
-                return fd
-            } catch {
-                state.withLock { $0.fd = nil }
-                System.close(fd)
-                if isCancelled { throw SystemError(call: "connect (cancelled)", errno: ECANCELED) }
-                lastError = error
-            }
-        }
-        throw lastError
+        let fd = try Dialer.connect(
+            host: request.host, port: request.port, deadline: deadline, register: { [self] fd in register(fd) },
+            unregister: { [self] in state.withLock { $0.fd = nil } }, isCancelled: { [self] in isCancelled })
+        pool?.recordOpened()
+        return fd
     }
 
     private func head(_ request: Request) -> [UInt8] {
+        Self.head(request, keepAlive: pool != nil)
+    }
+
+    /// The request line and header fields, with `Host` and `Content-Length` set here and
+    /// `Connection: close` unless the connection is to be kept.
+    static func head(_ request: Request, keepAlive: Bool) -> [UInt8] {
         var text = "\(request.method) \(request.target) HTTP/1.1\r\nHost: \(request.host):\(request.port)\r\n"
         for (name, value) in request.headers {
             let lowered = name.lowercased()
@@ -219,12 +195,12 @@ public final class HTTPClientCall: Sendable {
             text += "\(name): \(value)\r\n"
         }
         if let body = request.body { text += "Content-Length: \(body.count)\r\n" }
-        if pool == nil { text += "Connection: close\r\n" }
+        if !keepAlive { text += "Connection: close\r\n" }
         text += "\r\n"
         return Array(text.utf8)
     }
 
-    fileprivate static func setTimeouts(_ fd: Int32, deadline: UInt64) throws(SystemError) {
+    static func setTimeouts(_ fd: Int32, deadline: UInt64) throws(SystemError) {
         let now = System.monotonicNanoseconds()
         guard now < deadline else { throw SystemError(call: "read (timed out)", errno: ETIMEDOUT) }
         let milliseconds = max(1, Int((deadline - now) / 1_000_000))

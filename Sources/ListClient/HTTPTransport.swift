@@ -53,6 +53,13 @@ public struct ClientResponse: Sendable {
         self.body = body
     }
 
+    /// A response whose header names are lowercased already (a transport's own), so not lowercased again.
+    init(status: Int, lowercasedHeaders: [String: String], body: [UInt8]) {
+        self.status = status
+        headers = lowercasedHeaders
+        self.body = body
+    }
+
     /// The value of the header named `name` (case-insensitive).
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }

@@ -34,8 +34,18 @@ public final class ListClient: Sendable {
 
     /// The base URLs and the one requests go to now.
     private struct Addresses {
-        var urls: [URL]
+        var urls: [URL] {
+            didSet { prefixes = urls.map(ListClient.requestPrefix) }
+        }
         var current: Int
+        /// Each URL's text that request paths are appended to (see ``ListClient/requestPrefix(_:)``).
+        private(set) var prefixes: [String?]
+
+        init(urls: [URL], current: Int) {
+            self.urls = urls
+            self.current = current
+            prefixes = urls.map(ListClient.requestPrefix)
+        }
     }
 
     /// Creates a client for the server at `baseURL` (such as `http://127.0.0.1:8080`).
@@ -92,6 +102,15 @@ public final class ListClient: Sendable {
         addresses.withLock { addresses in
             guard !addresses.urls.isEmpty else { return nil }
             return addresses.urls[(instance ?? addresses.current) % addresses.urls.count]
+        }
+    }
+
+    /// ``url(instance:)`` with its request prefix.
+    private func root(instance: Int?) -> (url: URL, prefix: String?)? {
+        addresses.withLock { addresses in
+            guard !addresses.urls.isEmpty else { return nil }
+            let index = (instance ?? addresses.current) % addresses.urls.count
+            return (addresses.urls[index], addresses.prefixes[index])
         }
     }
 
@@ -438,37 +457,40 @@ public final class ListClient: Sendable {
         }
     }
 
-    /// The characters a path segment keeps unescaped. Made once: building the
-    /// set took as long as the rest of a follower's long-poll request on Linux.
-    private static let unreserved: CharacterSet = {
-        var unreserved = CharacterSet.alphanumerics
-        unreserved.insert(charactersIn: "-._~")
-        return unreserved
-    }()
-
+    /// Builds the request for `path` (segments, each percent-encoded here) and
+    /// `query` under base URL number `instance` (the current one for `nil`).
+    ///
+    /// Every byte of a segment or query name or value outside RFC 3986's
+    /// unreserved characters (`A-Z a-z 0-9 - . _ ~`) is percent-encoded, so the
+    /// server reads back exactly what was given (a `+` in a value is `%2B`, not a space).
+    /// The URL is written as text and parsed once: no `URLComponents` and no
+    /// `CharacterSet` per request, which cost a follower as much as the rest of
+    /// its long-poll's request on Linux.
     func makeRequest(
         _ method: String, _ path: [String], query: [(String, String)], headers: [(String, String)], body: [UInt8]?,
         timeout: Duration, instance: Int? = nil
     ) throws(ListClientError) -> ClientRequest {
-        guard let root = url(instance: instance) else {
+        guard let root = root(instance: instance) else {
             throw ListClientError(kind: .invalidRequest, detail: "the client has no base URL")
         }
-        guard var components = URLComponents(url: root, resolvingAgainstBaseURL: false) else {
-            throw ListClientError(kind: .invalidRequest, detail: "bad base URL \(root)")
+        guard let prefix = root.prefix else {
+            throw ListClientError(kind: .invalidRequest, detail: "bad base URL \(root.url)")
         }
-        var prefix = components.percentEncodedPath
-        while prefix.hasSuffix("/") { prefix.removeLast() }
-        var encoded: [String] = []
+        var text = prefix
         for segment in path {
-            guard !segment.isEmpty, let escaped = segment.addingPercentEncoding(withAllowedCharacters: Self.unreserved)
-            else {
+            guard !segment.isEmpty else {
                 throw ListClientError(kind: .invalidRequest, detail: "an empty or unencodable id in \(path)")
             }
-            encoded.append(escaped)
+            text.append("/")
+            Self.appendPercentEncoded(segment, to: &text)
         }
-        components.percentEncodedPath = prefix + "/" + encoded.joined(separator: "/")
-        if !query.isEmpty { components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) } }
-        guard let url = components.url else {
+        for (index, (name, value)) in query.enumerated() {
+            text.append(index == 0 ? "?" : "&")
+            Self.appendPercentEncoded(name, to: &text)
+            text.append("=")
+            Self.appendPercentEncoded(value, to: &text)
+        }
+        guard let url = URL(string: text) else {
             throw ListClientError(kind: .invalidRequest, detail: "cannot build a URL for \(path)")
         }
         var fields: [(name: String, value: String)] = [("Accept", "application/json")]
@@ -476,6 +498,59 @@ public final class ListClient: Sendable {
         for (name, value) in headers { fields.append((name, value)) }
         if body != nil { fields.append(("Content-Type", "application/json")) }
         return ClientRequest(method: method, url: url, headers: fields, body: body, timeout: timeout)
+    }
+
+    /// The text of `url` that request paths are appended to: scheme, authority and
+    /// path without trailing slashes (`http://host:8080/api/` gives
+    /// `http://host:8080/api`); a query or fragment of the base URL is not kept.
+    /// `nil` for a URL with no scheme.
+    static func requestPrefix(_ url: URL) -> String? {
+        guard url.scheme != nil else { return nil }
+        let absolute = url.absoluteString
+        var text = String(absolute[..<(absolute.firstIndex { $0 == "?" || $0 == "#" } ?? absolute.endIndex)])
+        let authority = text.range(of: "://")?.upperBound ?? text.startIndex
+        let pathStart = text[authority...].firstIndex(of: "/") ?? text.endIndex
+        while text.endIndex > pathStart && text.last == "/" { text.removeLast() }
+        return text
+    }
+
+    /// Appends `text`'s UTF-8 bytes, those outside `A-Z a-z 0-9 - . _ ~` as `%XX`.
+    static func appendPercentEncoded(_ text: String, to output: inout String) {
+        let hex: StaticString = "0123456789ABCDEF"
+        var needsEncoding = false
+        for byte in text.utf8 where !isUnreserved(byte) {
+            needsEncoding = true
+            break
+        }
+        guard needsEncoding else {
+            output.append(text)
+            return
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count * 3)
+        hex.withUTF8Buffer { digits in
+            for byte in text.utf8 {
+                if isUnreserved(byte) {
+                    bytes.append(byte)
+                } else {
+                    bytes.append(UInt8(ascii: "%"))
+                    bytes.append(digits[Int(byte >> 4)])
+                    bytes.append(digits[Int(byte & 0x0F)])
+                }
+            }
+        }
+        output.append(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
     }
 
     static func seconds(_ duration: Duration) -> String {

@@ -64,6 +64,14 @@ public enum System {
         _ = try retrying("connect") { Glibc.connect(fd, address, length) }
     }
 
+    /// Puts a socket in non-blocking mode (O_NONBLOCK), for one connected blocking
+    /// and then handed to an event loop.
+    public static func setNonBlocking(_ fd: Int32) throws(SystemError) {
+        let flags = try retrying("fcntl(F_GETFL)") { Glibc.fcntl(fd, F_GETFL) }
+        if flags & O_NONBLOCK != 0 { return }
+        _ = try retrying("fcntl(F_SETFL)") { Glibc.fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    }
+
     /// Sets a send or receive timeout (SO_SNDTIMEO / SO_RCVTIMEO) on a blocking socket.
     public static func setTimeout(_ fd: Int32, option: Int32, milliseconds: Int) throws(SystemError) {
         var value = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)

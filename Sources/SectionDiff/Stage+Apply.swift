@@ -11,11 +11,16 @@ extension Stage {
     ///   operation inside a section deleted or inserted in the stage, an update
     ///   that changes an identity.
     /// - Complexity: O(n + k log k) for n sections and items and k operations.
+    // Inlinable, so a caller in another module (ListWire's change answers, applied by
+    // every follower) runs a copy specialised for its element types instead of the
+    // generic one, whose every element copy and array operation went through the
+    // runtime's metadata and value witnesses.
+    @inlinable
     public func apply(to state: [ArraySection<Model, Item>]) throws(SectionDiffError) -> [ArraySection<Model, Item>] {
         try apply(to: state, stageNumber: 0)
     }
 
-    @usableFromInline
+    @inlinable
     func apply(
         to state: [ArraySection<Model, Item>], stageNumber: Int
     ) throws(SectionDiffError) -> [ArraySection<Model, Item>] {
@@ -208,8 +213,10 @@ extension Stage {
 }
 
 /// What a stage does to a section that exists before it.
+@usableFromInline
 enum ApplyRole: UInt8, CustomStringConvertible {
     case stays, deleted, moved, updated
+    @usableFromInline
     var description: String {
         switch self {
         case .stays: "kept"
@@ -221,6 +228,7 @@ enum ApplyRole: UInt8, CustomStringConvertible {
 }
 
 /// What fills a section position after a stage.
+@usableFromInline
 enum ApplySlot {
     case open
     case inserted(Int)

@@ -17,6 +17,12 @@ final class ScriptedServer: Sendable {
         case readThenClose
         /// Close the connection.
         case close
+        /// Read one request and answer 200 with a body of this many bytes (keep-alive).
+        case answerWithBody(Int)
+        /// Read one request and answer with its first `Int` bytes, then close.
+        case answerPartlyThenClose(Int)
+        /// Read one request, counting its body without keeping it, and answer 200 with the count.
+        case countBody
     }
 
     let port: Int
@@ -96,6 +102,22 @@ final class ScriptedServer: Sendable {
         var pending: [UInt8] = []
         for step in steps {
             switch step {
+            case .answerWithBody(let size):
+                guard let method = readRequest(connection, &pending) else { break }
+                state.withLock { $0.requests.append(method) }
+                sendAll(connection, Array("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n".utf8))
+                sendAll(connection, [UInt8](repeating: UInt8(ascii: "x"), count: size))
+                continue
+            case .answerPartlyThenClose(let count):
+                guard let method = readRequest(connection, &pending) else { break }
+                state.withLock { $0.requests.append(method) }
+                sendAll(connection, Array("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc".utf8.prefix(count)))
+            case .countBody:
+                guard let (method, count) = countRequest(connection, &pending) else { break }
+                state.withLock { $0.requests.append(method) }
+                let text = String(count)
+                sendAll(connection, Array("HTTP/1.1 200 OK\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8))
+                continue
             case .answer, .answerAndClose, .readThenClose:
                 guard let method = readRequest(connection, &pending) else { break }
                 state.withLock { $0.requests.append(method) }
@@ -115,6 +137,43 @@ final class ScriptedServer: Sendable {
             $0.closed += 1
         }
         Glibc.close(connection)
+    }
+
+    private func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { return }
+            sent += count
+        }
+    }
+
+    /// Reads one request's head, then counts its Content-Length body as it passes
+    /// without keeping it; its method and the body's length, or nil at end of stream.
+    private func countRequest(_ fd: Int32, _ pending: inout [UInt8]) -> (String, Int)? {
+        let end = Array("\r\n\r\n".utf8)
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while pending.firstRange(of: end) == nil {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return nil }
+            pending += chunk[..<count]
+        }
+        guard let range = pending.firstRange(of: end) else { return nil }
+        let head = String(decoding: pending[..<range.lowerBound], as: UTF8.self)
+        let length =
+            head.split(separator: "\r\n").compactMap { line -> Int? in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                return Int(parts[1].trimmingCharacters(in: .whitespaces))
+            }.first ?? 0
+        var received = pending.count - range.upperBound
+        pending.removeAll()
+        while received < length {
+            let count = read(fd, &chunk, min(chunk.count, length - received))
+            guard count > 0 else { return nil }
+            received += count
+        }
+        return (head.split(separator: " ").first.map(String.init) ?? "", received)
     }
 
     /// Reads one request (head and Content-Length body); its method, or nil at end of stream.

@@ -31,6 +31,69 @@ import Testing
         #expect(transport.idleConnections == 1)
     }
 
+    /// Many requests at once through one transport: each finds or opens a
+    /// connection, parked long-polls hold theirs, and every one is answered.
+    @Test func manyConcurrentRequestsThroughOneTransport() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        let writer = server.client()
+        _ = try await writer.createList(id: "c", name: "C", sections: RandomWriter.initialSections)
+        let transport = SocketTransport(maxIdleConnectionsPerEndpoint: 2)
+        let client = ListClient(baseURL: server.baseURL, token: nil, transport: transport)
+        let version = try await client.list("c").version
+        try await withThrowingTaskGroup(of: Int64.self) { group in
+            for _ in 0..<16 {
+                group.addTask { try await client.changes(of: "c", since: version, timeout: .seconds(20)).to }
+            }
+            for _ in 0..<48 {
+                group.addTask { try await client.list("c").version }
+            }
+            #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 16 })
+            _ = try await writer.patchList("c", [.updateItem(id: "a2", model: Model(.number(JSONNumber(Int64(7)))))])
+            var answers = 0
+            for try await reached in group {
+                #expect(reached >= version)
+                answers += 1
+            }
+            #expect(answers == 64)
+        }
+        #expect(transport.idleConnections == 2)
+        #expect(transport.connectionsOpened >= 16)
+    }
+
+    /// Disposing a follow parked in a long-poll cancels its task: the request ends
+    /// at once as `.cancelled`, and the server releases the waiter.
+    @Test func cancellingAParkedPollEndsItAtOnce() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        _ = try await server.client().createList(id: "x", name: "X", sections: RandomWriter.initialSections)
+        let transport = SocketTransport()
+        let client = ListClient(baseURL: server.baseURL, token: nil, transport: transport)
+        let version = try await client.list("x").version
+        let poll = Task { try await client.changes(of: "x", since: version, timeout: .seconds(60)) }
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        poll.cancel()
+        let error = await #expect(throws: ListClientError.self) { try await poll.value }
+        #expect(error?.kind == .cancelled)
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 0 })
+        #expect(transport.idleConnections == 0)
+    }
+
+    /// The server goes away while a long-poll is parked: the request fails as a
+    /// transport error (which a follow retries), it does not hang.
+    @Test func aServerThatDiesMidPollFailsTheRequest() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        _ = try await server.client().createList(id: "d", name: "D", sections: RandomWriter.initialSections)
+        let client = ListClient(baseURL: server.baseURL, token: nil, transport: SocketTransport())
+        let version = try await client.list("d").version
+        let poll = Task { try await client.changes(of: "d", since: version, timeout: .seconds(60)) }
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        kill(server.process.processIdentifier, SIGKILL)
+        let error = await #expect(throws: ListClientError.self) { try await poll.value }
+        #expect(error?.kind == .transport)
+    }
+
     /// No TLS: an https:// request fails before any connection, saying why.
     @Test func httpsIsRefusedAsAnInvalidRequest() async throws {
         let transport = SocketTransport()

@@ -1,0 +1,247 @@
+import Foundation
+import Glibc
+import HTTP
+import ListdTestSupport
+import POSIXIO
+import Synchronization
+import Testing
+
+@testable import HTTPClient
+
+/// The event-loop client: exchanges from async code that no thread blocks on,
+/// against the real listd and against a scripted server that misbehaves on cue.
+@Suite struct KeepAliveClientTests {
+    static func request(
+        _ port: Int, _ method: HTTPMethod, _ target: String, body: [UInt8]? = nil, timeout: Duration = .seconds(10)
+    ) -> HTTPClientCall.Request {
+        HTTPClientCall.Request(
+            method: method, host: "127.0.0.1", port: port, target: target,
+            headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body, timeout: timeout)
+    }
+
+    static func gauge(_ name: String, _ server: ListdProcess) async throws -> Double? {
+        let text = try await KeepAliveClient().perform(request(server.port, .get, "/metrics")).body
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1))
+        }
+        return nil
+    }
+
+    /// Requests one after another share one connection, which waits idle between them.
+    @Test func requestsReuseOneConnection() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        for index in 0..<5 {
+            let created = try await client.perform(
+                Self.request(server.port, .post, "/lists", body: Array(#"{"id":"r\#(index)"}"#.utf8)))
+            #expect(created.status.code == 201)
+            let read = try await client.perform(Self.request(server.port, .get, "/lists/r\(index)"))
+            #expect(read.status == .ok)
+            #expect(String(decoding: read.body, as: UTF8.self).contains("\"r\(index)\""))
+        }
+        let missing = try await client.perform(Self.request(server.port, .get, "/lists/nope"))
+        #expect(missing.status.code == 404)
+        #expect(client.connectionsOpened == 1)
+        #expect(client.idleConnections == 1)
+    }
+
+    /// Many long-polls parked at once, each on its own connection, all answered
+    /// by one write: one loop thread hears them all, and every task resumes.
+    @Test func manyParkedLongPollsAnsweredTogether() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let writer = KeepAliveClient()
+        _ = try await writer.perform(Self.request(server.port, .post, "/lists", body: Array(#"{"id":"m"}"#.utf8)))
+        let count = 64
+        let clients = (0..<count).map { _ in KeepAliveClient() }
+        let shared = KeepAliveClient()
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<count {
+                // Half with a client each, half sharing one: a busy client opens another connection.
+                let client = index.isMultiple(of: 2) ? clients[index] : shared
+                group.addTask {
+                    let answer = try await client.perform(
+                        Self.request(server.port, .get, "/lists/m/changes?since=1&timeout=30", timeout: .seconds(40)))
+                    return answer.status.code
+                }
+            }
+            #expect(await eventually(20) { (try? await Self.gauge("listd_parked_waiters", server)) == Double(count) })
+            let patch = try await writer.perform(
+                Self.request(
+                    server.port, .patch, "/lists/m",
+                    body: Array(#"{"ops":[{"op":"insertSection","section":{"id":"s","model":{}},"at":0}]}"#.utf8)))
+            #expect(patch.status.code == 200)
+            var answered = 0
+            for try await status in group {
+                #expect(status == 200)
+                answered += 1
+            }
+            #expect(answered == count)
+        }
+        #expect(shared.connectionsOpened == count / 2)
+        #expect(shared.idleConnections == shared.maxIdlePerEndpoint)
+    }
+
+    /// Cancelling the task of a parked long-poll ends it at once and closes its
+    /// connection, so the server releases its waiter; nothing is put back.
+    @Test func cancellingAParkedLongPoll() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        _ = try await client.perform(Self.request(server.port, .post, "/lists", body: Array(#"{"id":"p"}"#.utf8)))
+        let poll = Task {
+            try await client.perform(
+                Self.request(server.port, .get, "/lists/p/changes?since=1&timeout=120", timeout: .seconds(130)))
+        }
+        #expect(await eventually(10) { (try? await Self.gauge("listd_parked_waiters", server)) == 1 })
+        let started = ContinuousClock.now
+        poll.cancel()
+        let error = await #expect(throws: SystemError.self) { try await poll.value }
+        #expect(error?.errno == ECANCELED)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(await eventually(10) { (try? await Self.gauge("listd_parked_waiters", server)) == 0 })
+        #expect(client.idleConnections == 0)
+        // The connection still works for nobody: the next request opens a new one.
+        #expect(try await client.perform(Self.request(server.port, .get, "/lists/p")).status == .ok)
+        #expect(client.connectionsOpened == 2)
+    }
+
+    /// A task cancelled before its request goes out sends nothing.
+    @Test func aCancelledTaskSendsNothing() async throws {
+        let server = try ScriptedServer([[.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await client.perform(Self.request(server.port, .get, "/"))
+        }
+        let error = await #expect(throws: SystemError.self) { try await task.value }
+        #expect(error?.errno == ECANCELED)
+        #expect(client.connectionsOpened == 0)
+    }
+
+    /// The server closes the connection while the request is parked: the call
+    /// fails, naming the close, and is not sent again (the connection was new).
+    @Test func aConnectionClosedByTheServerMidPoll() async throws {
+        let server = try ScriptedServer([[.readThenClose], [.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        let error = await #expect(throws: SystemError.self) {
+            try await client.perform(Self.request(server.port, .get, "/"))
+        }
+        #expect(error?.errno == ECONNRESET)
+        #expect(error?.call.contains("closed before a response") == true)
+        #expect(server.requests == ["GET"])
+        #expect(client.idleConnections == 0)
+    }
+
+    /// A close in the middle of an answer is an error, even for a GET: some of the answer came.
+    @Test func aConnectionClosedMidAnswer() async throws {
+        let server = try ScriptedServer([[.answer, .answerPartlyThenClose(60)], [.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        let error = await #expect(throws: SystemError.self) {
+            try await client.perform(Self.request(server.port, .get, "/"))
+        }
+        #expect(error?.call.contains("mid-body") == true)
+        #expect(server.requests == ["GET", "GET"])
+    }
+
+    /// The loop hears a server close an idle connection and drops it, so even a
+    /// POST goes out once, on a new connection.
+    @Test func aConnectionClosedWhileIdleIsDropped() async throws {
+        let server = try ScriptedServer([[.answer, .close], [.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        #expect(server.waitForClosedConnections(1))
+        #expect(await eventually(10) { client.idleConnections == 0 })
+        #expect(try await client.perform(Self.request(server.port, .post, "/", body: Array("x".utf8))).status == .ok)
+        #expect(client.connectionsOpened == 2)
+        #expect(server.requests == ["GET", "POST"])
+    }
+
+    /// When a reused connection fails before any answer, a PUT goes again on a new connection…
+    @Test func anIdempotentRequestIsRetriedOnceOnANewConnection() async throws {
+        let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        #expect(try await client.perform(Self.request(server.port, .put, "/", body: Array("y".utf8))).status == .ok)
+        #expect(client.connectionsOpened == 2)
+        #expect(server.requests == ["GET", "PUT", "PUT"])
+    }
+
+    /// …but a POST does not, since the server may have acted on it.
+    @Test func aPostIsNotRetried() async throws {
+        let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        let error = await #expect(throws: SystemError.self) {
+            try await client.perform(Self.request(server.port, .post, "/", body: Array("z".utf8)))
+        }
+        #expect(error?.call.contains("POST not retried") == true)
+        #expect(client.connectionsOpened == 1)
+        #expect(server.requests == ["GET", "POST"])
+    }
+
+    /// An answer that asks to close is not followed by a reuse.
+    @Test func connectionCloseIsHonoured() async throws {
+        let server = try ScriptedServer([[.answerAndClose], [.answer]])
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        #expect(client.idleConnections == 0)
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        #expect(client.connectionsOpened == 2)
+    }
+
+    /// A long-poll past its timeout fails with ETIMEDOUT, soon after it.
+    @Test func aTimeoutEndsTheExchange() async throws {
+        let server = try await ListdProcess()
+        defer { server.stop() }
+        let client = KeepAliveClient()
+        _ = try await client.perform(Self.request(server.port, .post, "/lists", body: Array(#"{"id":"t"}"#.utf8)))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: SystemError.self) {
+            try await client.perform(
+                Self.request(server.port, .get, "/lists/t/changes?since=1&timeout=30", timeout: .milliseconds(300)))
+        }
+        #expect(error?.errno == ETIMEDOUT)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(client.idleConnections == 0)
+    }
+
+    /// A request larger than the socket takes at once is sent in parts as room
+    /// appears; an answer larger than one read is read in parts.
+    @Test func largeRequestsAndAnswers() async throws {
+        let server = try ScriptedServer([[.countBody, .answerWithBody(3 * 1024 * 1024)]])
+        defer { server.stop() }
+        let loop = try HTTPClientLoop.shared()
+        let flushes = loop.flushCount
+        let client = KeepAliveClient()
+        let body = [UInt8](repeating: UInt8(ascii: "b"), count: 32 * 1024 * 1024)
+        let counted = try await client.perform(Self.request(server.port, .put, "/", body: body))
+        #expect(String(decoding: counted.body, as: UTF8.self) == String(body.count))
+        #expect(loop.flushCount > flushes, "the request did not fit the socket at once")
+        let large = try await client.perform(Self.request(server.port, .get, "/"))
+        #expect(large.body.count == 3 * 1024 * 1024)
+        #expect(client.connectionsOpened == 1)
+    }
+
+    @Test func refusedAndUnresolvableEndpoints() async throws {
+        let client = KeepAliveClient()
+        // Port 1 on loopback: nobody listens.
+        let refused = await #expect(throws: SystemError.self) {
+            try await client.perform(Self.request(1, .get, "/"))
+        }
+        #expect(refused?.errno == ECONNREFUSED)
+        let outOfRange = await #expect(throws: SystemError.self) {
+            try await client.perform(Self.request(70_000, .get, "/"))
+        }
+        #expect(outOfRange?.errno == EINVAL)
+    }
+}
