@@ -200,7 +200,7 @@ let package = Package(
                 "ReactiveCore",
             ]
         ),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "ListdTestSupport"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
         .testTarget(
             name: "listdTests",
             dependencies: [

@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import Glibc
 import HTTP
@@ -44,7 +45,12 @@ final class ScriptedServer: Sendable {
     var requests: [String] { state.withLock { $0.requests } }
 
     init(_ script: [[Step]]) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec, the listener and every accepted connection: tests in the
+        // same process start listd children, and a child that inherited a
+        // connection keeps it open after this server closes it, so the client
+        // under test never saw the close it waited for (a 10 s timeout instead,
+        // in full-suite runs only).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -63,7 +69,7 @@ final class ScriptedServer: Sendable {
         let thread = Thread { [box] in
             defer { finished.signal() }
             for steps in script {
-                let connection = accept(fd, nil, nil)
+                let connection = csystem_accept4(fd, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
                 guard connection >= 0 else { return }
                 box.server?.state.withLock { _ = $0.open.insert(connection) }
                 box.server?.play(steps, on: connection)

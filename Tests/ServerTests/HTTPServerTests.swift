@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Glibc
 import HTTP
 import POSIXIO
@@ -56,7 +57,10 @@ import Testing
     @Test func pipelinedResponsesComeInRequestOrder() throws {
         let (server, port) = try startServer { request, responder in
             if request.path == "/slow" {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) {
+                // A thread of its own, not Dispatch's global queue: other suites
+                // (ReactiveCore's stress tests) fill that queue while this runs.
+                Thread.detachNewThread {
+                    usleep(50_000)
                     responder.respond(ok("slow"))
                 }
             } else {
@@ -234,7 +238,7 @@ import Testing
 
     @Test func deferredAnswerFromAnotherThread() throws {
         let (server, port) = try startServer { _, responder in
-            DispatchQueue.global().async { responder.respond(ok("later")) }
+            Thread.detachNewThread { responder.respond(ok("later")) }
         }
         defer { stop(server) }
         let client = try TestClient(port: port)
@@ -313,7 +317,8 @@ import Testing
         let (server, port) = try startServer { _, responder in
             let stream = responder.startStream(Response(status: .ok, headers: ["Content-Type": "text/event-stream"]))
             stream.write(Array("data: one\n\n".utf8))
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) {
+            Thread.detachNewThread {
+                usleep(20_000)
                 stream.write(Array("data: two\n\n".utf8))
                 stream.finish()
                 stream.write(Array("ignored".utf8))

@@ -26,7 +26,7 @@ final class TestClient {
     private var buffer: [UInt8] = []
 
     init(port: Int, receiveBuffer: Int32? = nil, timeoutSeconds: Int = 3) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if var size = receiveBuffer {

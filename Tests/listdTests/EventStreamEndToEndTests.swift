@@ -29,7 +29,7 @@ final class EventStreamReader: Sendable {
         port: Int, target: String, method: String = "GET", body: String = "", headers: [String: String] = [:],
         receiveBuffer: Int32? = nil, paused: Bool = false
     ) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, 4) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
