@@ -11,8 +11,11 @@ import Testing
 /// The event-loop client: exchanges from async code that no thread blocks on,
 /// against the real listd and against a scripted server that misbehaves on cue.
 @Suite struct KeepAliveClientTests {
+    /// A minute unless a test is about timeouts: the deadline runs while the
+    /// task waits for one of the cooperative pool's two threads, which other
+    /// suites running beside this one can hold for seconds.
     static func request(
-        _ port: Int, _ method: HTTPMethod, _ target: String, body: [UInt8]? = nil, timeout: Duration = .seconds(10)
+        _ port: Int, _ method: HTTPMethod, _ target: String, body: [UInt8]? = nil, timeout: Duration = .seconds(60)
     ) -> HTTPClientCall.Request {
         HTTPClientCall.Request(
             method: method, host: "127.0.0.1", port: port, target: target,

@@ -55,27 +55,23 @@ import Testing
         let churned = Mutex<[CheckingObserver]>([])
         let running = Atomic<Bool>(true)
 
-        let group = DispatchGroup()
-        for churner in 0..<2 {
-            DispatchQueue.global().async(group: group) {
-                var round = 0
-                while running.load(ordering: .relaxed) || round < 10 {
-                    let observer = CheckingObserver()
-                    let subscription = subject.subscribe(observer)
-                    if (round + churner) % 3 == 0 { Thread.sleep(forTimeInterval: 0.0001) }
-                    subscription.dispose()
-                    churned.withLock { $0.append(observer) }
-                    round += 1
-                }
+        let group = onThreads(2) { churner in
+            var round = 0
+            while running.load(ordering: .relaxed) || round < 10 {
+                let observer = CheckingObserver()
+                let subscription = subject.subscribe(observer)
+                if (round + churner) % 3 == 0 { Thread.sleep(forTimeInterval: 0.0001) }
+                subscription.dispose()
+                churned.withLock { $0.append(observer) }
+                round += 1
             }
         }
-        try await blocking {
-            DispatchQueue.concurrentPerform(iterations: emitters) { emitter in
-                for sequence in 0..<perEmitter {
-                    subject.onNext(Tagged(emitter: emitter, sequence: sequence))
-                }
+        let emitting = onThreads(emitters) { emitter in
+            for sequence in 0..<perEmitter {
+                subject.onNext(Tagged(emitter: emitter, sequence: sequence))
             }
         }
+        try await blocking { emitting.wait() }
         running.store(false, ordering: .relaxed)
         // Waited for on a thread of its own: blocking here would hold one of
         // Swift's cooperative threads (two on a two-core machine) from every other suite.
@@ -100,19 +96,22 @@ import Testing
         #expect(!subject.hasObservers)
     }
 
-    // The emitting runs on threads of its own (`blocking`), not on the
-    // cooperative thread running the test: seconds of CPU there would hold one
-    // of the pool's two threads from every other suite.
+    // The emitting runs on threads of its own (`onThreads`, waited for in
+    // `blocking`), not on the cooperative thread running the test, nor on
+    // Dispatch's global queue or `concurrentPerform`: on Linux those share their
+    // worker threads with Swift's cooperative pool, and seconds of CPU there held
+    // the pool's two threads from every other suite (stack samples of a full
+    // run showed both in this test while other suites' 10 s deadlines passed).
 
     @Test func createSerializesConcurrentEmission() async throws {
         let emitters = 4
         let perEmitter = 2_000 * Self.scale
         let observer = CheckingObserver()
         let source = Observable<Tagged>.create { sink in
-            DispatchQueue.concurrentPerform(iterations: emitters) { emitter in
+            onThreads(emitters) { emitter in
                 for sequence in 0..<perEmitter { sink.onNext(Tagged(emitter: emitter, sequence: sequence)) }
                 if emitter == 0 { sink.onCompleted() }
-            }
+            }.wait()
             return Disposables.create()
         }
         try await blocking { _ = source.subscribe(observer) }
@@ -130,12 +129,11 @@ import Testing
         let merged = Observable.merge(subjects.map { $0.asObservable() }).share()
         let observers = (0..<8).map { _ in CheckingObserver() }
         for observer in observers { _ = merged.subscribe(observer) }
-        try await blocking {
-            DispatchQueue.concurrentPerform(iterations: subjects.count) { index in
-                for sequence in 0..<perSource { subjects[index].onNext(Tagged(emitter: index, sequence: sequence)) }
-                subjects[index].onCompleted()
-            }
+        let emitting = onThreads(subjects.count) { index in
+            for sequence in 0..<perSource { subjects[index].onNext(Tagged(emitter: index, sequence: sequence)) }
+            subjects[index].onCompleted()
         }
+        try await blocking { emitting.wait() }
         for observer in observers {
             #expect(observer.violationCount == 0)
             #expect(observer.events.count == subjects.count * perSource + 1)
@@ -150,15 +148,27 @@ import Testing
         let subscriptions = (0..<200).map { _ in
             subject.subscribe(onNext: { _ in }, onDisposed: { disposals.increment() })
         }
-        try await blocking {
-            DispatchQueue.concurrentPerform(iterations: 4) { worker in
-                for (index, subscription) in subscriptions.enumerated() where index % 2 == worker % 2 {
-                    subscription.dispose()
-                }
-                subject.onNext(worker)
+        let disposing = onThreads(4) { worker in
+            for (index, subscription) in subscriptions.enumerated() where index % 2 == worker % 2 {
+                subscription.dispose()
             }
+            subject.onNext(worker)
         }
+        try await blocking { disposing.wait() }
         #expect(disposals.count == 200)
         #expect(!subject.hasObservers)
     }
+}
+
+/// Runs `body(0..<count)` on `count` threads of their own; the group is left when all have returned.
+private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) -> DispatchGroup {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread.detachNewThread {
+            body(index)
+            group.leave()
+        }
+    }
+    return group
 }

@@ -8,7 +8,11 @@ import Testing
 
 @testable import Server
 
-@Suite struct HTTPServerTests {
+// Serialized: these tests are synchronous and block on sockets and polls, and
+// Swift Testing runs them on the cooperative pool (two threads here). Run side
+// by side they held both threads for seconds (stack samples of a full run),
+// and async suites beside them missed their deadlines waiting for a thread.
+@Suite(.serialized) struct HTTPServerTests {
     @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
         let (server, port) = try startServer { request, responder in
             responder.respond(ok("path \(request.path) from \(request.remoteAddress.hasPrefix("127.0.0.1:"))"))
