@@ -180,7 +180,7 @@ public final class OutputLog: Sendable {
     /// was not scheduled for a while (every suite starts at once on two cores)
     /// still sees what arrived meanwhile.
     public func firstCapture(of pattern: String, timeout: Duration) async -> String? {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + timeout * testWaitScale
         let expression = try? NSRegularExpression(pattern: pattern)
         func capture() -> String? {
             let text = self.text
@@ -197,9 +197,17 @@ public final class OutputLog: Sendable {
     }
 }
 
-/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+/// How much longer waits for a state are under `CI=true`: the full suite
+/// queues hundreds of tests on Swift's cooperative pool (two threads on a
+/// two-core machine), so a task that a test waits on can sit in that queue for
+/// tens of seconds behind other suites' work (a follow loop's next step took
+/// over 30 s in one fresh-clone run). Waits stay waits on a state: a condition
+/// that never holds still fails, only later.
+public let testWaitScale: Double = ProcessInfo.processInfo.environment["CI"] == "true" ? 4 : 1
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass (times ``testWaitScale``).
 public func eventually(_ seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * testWaitScale * 1000))
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
         try? await Task.sleep(for: .milliseconds(20))
