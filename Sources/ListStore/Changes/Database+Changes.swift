@@ -94,14 +94,7 @@ extension Database {
                 ORDER BY h.version
                 """, [list.sql, version.sql], visit)
             unlisted = touched.unlistedSections
-            let wanted = Array(unlisted ?? [])
-            for start in stride(from: 0, to: wanted.count, by: 100) {
-                let chunk = wanted[start..<min(wanted.count, start + 100)]
-                try forEach(
-                    "SELECT 3, id, 1, NULL, position, model FROM sections WHERE list_id = ? AND id IN ("
-                        + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
-                    [list.sql] + chunk.map(\.sql), visit)
-            }
+            try readSections(unlisted ?? [], of: list, visit)
         } else {
             // One statement (one round trip on PostgreSQL): each history row with
             // the entity's current row beside it, in version order, then the
@@ -135,9 +128,153 @@ extension Database {
         for id in unlisted ?? touched.unlistedSections {
             if let state = holdingSections[id] {
                 touched.sections[id] = (state, state)
+                touched.holdingOnly.insert(id)
             }
         }
+        touched.vanishedSections = sectionsGone
+        touched.vanishedItems = itemsGone
         return touched
+    }
+
+    /// The current rows of `sections`, as ``holdingSectionRow`` rows, 100 ids a statement.
+    private func readSections(
+        _ sections: Set<Identifier>, of list: Identifier, _ visit: (StoreRow) -> Bool
+    ) throws(StoreError) {
+        let wanted = Array(sections)
+        for start in stride(from: 0, to: wanted.count, by: 100) {
+            let chunk = wanted[start..<min(wanted.count, start + 100)]
+            try forEach(
+                "SELECT 3, id, 1, NULL, position, model FROM sections WHERE list_id = ? AND id IN ("
+                    + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")",
+                [list.sql] + chunk.map(\.sql), visit)
+        }
+    }
+
+    /// What ``touchedEntities(_:since:expectedRows:separateSections:)`` gives,
+    /// read from the history rows of the span alone: each entity's state at
+    /// `version` is the before-image of its first row after it, its state now
+    /// the after-image of its last (migration 0008); no row is joined with the
+    /// entity's current row. Then the current rows of the sections holding
+    /// touched items, as there.
+    /// - Returns: `nil` when a row of the span has no after-image (written
+    ///   before the migration): the caller reads the span with the join.
+    /// - Complexity: O(k log k) for k history rows after `version`, plus
+    ///   O(s log n) for s holding sections.
+    func touchedEntitiesFromHistory(_ list: Identifier, since version: Int64, expectedRows: Int = 16)
+        throws(StoreError) -> TouchedEntities?
+    {
+        var sections: [Identifier: (before: TouchedEntities.SectionState?, after: TouchedEntities.SectionState?)] =
+            [:]
+        var items: [Identifier: (before: TouchedEntities.ItemState?, after: TouchedEntities.ItemState?)] = [:]
+        items.reserveCapacity(min(expectedRows, 1 << 16))
+        var complete = true
+        try forEach(
+            """
+            SELECT kind, entity_id, existed, section_id, position, model,
+                after_state, after_section_id, after_position, after_model
+            FROM history WHERE list_id = ? AND version > ? ORDER BY version
+            """, [list.sql, version.sql]
+        ) { row in
+            let kind = row.int64(0)
+            // The list's own rows (its name) have no after-image and take no part.
+            guard kind != ListWriter.Kind.list.rawValue else { return true }
+            guard let afterState = row.optionalInt64(6) else {
+                complete = false
+                return false
+            }
+            let id = row.identifier(1)
+            if kind == ListWriter.Kind.item.rawValue {
+                var after: TouchedEntities.ItemState?
+                if afterState != 0, let section = row.optionalText(7) {
+                    after = TouchedEntities.ItemState(
+                        section: Identifier(storedText: section), key: row.optionalInt64(8) ?? 0,
+                        model: row.optionalText(9) ?? "null")
+                }
+                if let index = items.index(forKey: id) {
+                    items.values[index].after = after
+                } else {
+                    var before: TouchedEntities.ItemState?
+                    if row.int64(2) != 0, let section = row.optionalText(3) {
+                        before = TouchedEntities.ItemState(
+                            section: Identifier(storedText: section), key: row.optionalInt64(4) ?? 0,
+                            model: row.optionalText(5) ?? "null")
+                    }
+                    items[id] = (before, after)
+                }
+            } else if kind == ListWriter.Kind.section.rawValue {
+                var after: TouchedEntities.SectionState?
+                if afterState != 0 {
+                    after = TouchedEntities.SectionState(
+                        key: row.optionalInt64(8) ?? 0, model: row.optionalText(9) ?? "null")
+                }
+                if let index = sections.index(forKey: id) {
+                    sections.values[index].after = after
+                } else {
+                    let before =
+                        row.int64(2) != 0
+                        ? TouchedEntities.SectionState(
+                            key: row.optionalInt64(4) ?? 0, model: row.optionalText(5) ?? "null")
+                        : nil
+                    sections[id] = (before, after)
+                }
+            }
+            return true
+        }
+        guard complete else { return nil }
+        var touched = TouchedEntities()
+        // Entities that existed at neither end are left out, as the join leaves them out.
+        touched.sections = sections.filter { $0.value.before != nil || $0.value.after != nil }
+        touched.items = items.filter { $0.value.before != nil || $0.value.after != nil }
+        var holding: [Identifier: TouchedEntities.SectionState] = [:]
+        try readSections(touched.unlistedSections, of: list) { row in
+            holding[row.identifier(1)] = TouchedEntities.SectionState(
+                key: row.int64(4), model: row.optionalText(5) ?? "null")
+            return true
+        }
+        for (id, state) in holding { touched.sections[id] = (state, state) }
+        return touched
+    }
+
+    /// The entities touched after `version`: from history alone when every row
+    /// of the span has its after-image, else with the join.
+    func touchedSpan(
+        _ list: Identifier, since version: Int64, expectedRows: Int, separateSections: Bool = false
+    ) throws(StoreError) -> TouchedEntities {
+        if let touched = try touchedEntitiesFromHistory(list, since: version, expectedRows: expectedRows) {
+            return touched
+        }
+        return try touchedEntities(
+            list, since: version, expectedRows: expectedRows, separateSections: separateSections)
+    }
+
+    /// Stores the after-images of the history rows of `version` (migration
+    /// 0008): `touched` is what that version touched, read by the writer
+    /// inside the write with the join (``touchedEntities(_:since:expectedRows:separateSections:)``).
+    /// One `UPDATE` per row, sent in the pipeline on PostgreSQL.
+    /// - Complexity: O(k log n) for the version's k history rows.
+    func recordAfterImages(_ touched: TouchedEntities, of list: Identifier, version: Int64) throws(StoreError) {
+        let update = """
+            UPDATE history SET after_state = ?, after_section_id = ?, after_position = ?, after_model = ?
+            WHERE list_id = ? AND version = ? AND kind = ? AND entity_id = ?
+            """
+        func store(_ kind: ListWriter.Kind, _ id: Identifier, _ after: (section: SQLValue, key: Int64, model: String)?)
+            throws(StoreError)
+        {
+            let image: [SQLValue] =
+                after.map { [.integer(1), $0.section, .integer($0.key), .text($0.model)] } ?? [
+                    .integer(0), .null, .null, .null,
+                ]
+            try run(update, image + [list.sql, version.sql, kind.rawValue.sql, id.sql])
+        }
+        for (id, states) in touched.items {
+            try store(.item, id, states.after.map { (.text($0.section.rawValue), $0.key, $0.model) })
+        }
+        // A section listed only because it holds a touched item has no row of this version.
+        for (id, states) in touched.sections where !touched.holdingOnly.contains(id) {
+            try store(.section, id, states.after.map { (.null, $0.key, $0.model) })
+        }
+        for id in touched.vanishedItems { try store(.item, id, nil) }
+        for id in touched.vanishedSections { try store(.section, id, nil) }
     }
 
     /// The `kind` of ``touchedEntities(_:since:expectedRows:separateSections:)``'s rows that are sections holding touched items.

@@ -97,17 +97,17 @@ extension ListReader {
             {
                 var moved = published.index
                 if published.version < head.version {
+                    let expected = Int(head.version - published.version)
                     moved.apply(
-                        try db.touchedEntities(
-                            list, since: published.version, expectedRows: Int(head.version - published.version)))
+                        try db.touchedSpan(list, since: published.version, expectedRows: expected))
                     movedForward = true
                 }
                 index = moved
             }
         }
         let fromRows = index == nil
-        let touched = try db.touchedEntities(
-            list, since: version, expectedRows: Int(head.version - version), separateSections: true)
+        let expected = Int(head.version - version)
+        let touched = try db.touchedSpan(list, since: version, expectedRows: expected, separateSections: true)
         let built: ListIndex
         if let index { built = index } else { built = try db.rankIndex(of: list) }
         return .material(head: head, index: built, fromRows: fromRows, movedForward: movedForward, touched: touched)

@@ -37,7 +37,8 @@ extension ListWriter {
             return
         }
         guard tag.version < version else { return }
-        let touched = try touchedEntities(list, since: tag.version, expectedRows: Int(version - tag.version))
+        let expected = Int(version - tag.version)
+        let touched = try db.touchedSpan(list, since: tag.version, expectedRows: expected)
         hot.apply(touched, to: list)
         hot.tag(list, epoch: epoch, version: version)
     }
@@ -50,6 +51,7 @@ extension ListWriter {
     /// brings the list's hot index along. Runs inside the write.
     func recordedChange(_ target: Target) throws(StoreError) -> NetChange? {
         let touched = try touchedEntities(target.id, since: target.version)
+        try db.recordAfterImages(touched, of: target.id, version: target.newVersion)
         let index: ListIndex
         if hot.apply(touched, to: target.id), let moved = hot.index(of: target.id) {
             index = moved

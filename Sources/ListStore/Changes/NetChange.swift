@@ -70,6 +70,12 @@ struct TouchedEntities {
 
     var sections: [Identifier: (before: SectionState?, after: SectionState?)] = [:]
     var items: [Identifier: (before: ItemState?, after: ItemState?)] = [:]
+    /// Entities the span touched that existed at neither end (read by the
+    /// join only, for ``Database/recordAfterImages(_:of:version:)``).
+    var vanishedSections: Set<Identifier> = []
+    var vanishedItems: Set<Identifier> = []
+    /// Sections listed only because they hold a touched item (read by the join only).
+    var holdingOnly: Set<Identifier> = []
 
     /// Sections that hold a touched item at either end but are not listed yet.
     var unlistedSections: Set<Identifier> {
