@@ -42,6 +42,7 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "ListModel", dependencies: ["JSON"]),
         .target(name: "ListWire", dependencies: ["ListModel", "JSON", "SectionDiff"]),
+        .target(name: "ListView", dependencies: ["ListModel", "JSON"]),
 
         // MARK: Storage
         .target(name: "SchemaMigration", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -165,6 +166,7 @@ let package = Package(
         .testTarget(name: "ListModelTests", dependencies: ["ListdTestSupport", "ListModel", "JSON"]),
         .testTarget(
             name: "ListWireTests", dependencies: ["ListdTestSupport", "ListModel", "ListWire", "JSON", "SectionDiff"]),
+        .testTarget(name: "ListViewTests", dependencies: ["ListdTestSupport", "ListView", "ListModel", "JSON"]),
         .testTarget(name: "SchemaMigrationTests", dependencies: ["ListdTestSupport", "SchemaMigration"]),
         .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage", "SchemaMigration"]),
         .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),
