@@ -49,7 +49,7 @@ public struct ViewSpec: Sendable, Hashable, CustomStringConvertible {
         /// Equal when paths have the same UTF-8 bytes and values the same canonical text
         /// (Swift's `String ==` would join canonically equivalent keys, which JSON keeps apart).
         public static func == (lhs: Condition, rhs: Condition) -> Bool {
-            lhs.text == rhs.text
+            lhs.text.utf8.elementsEqual(rhs.text.utf8)
         }
 
         /// Hashes consistently with `==`.
