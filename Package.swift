@@ -121,6 +121,9 @@ let package = Package(
         ),
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
         .executableTarget(
+            name: "ViewBenchmarks", dependencies: ["ListView", "ListModel", "JSON"], path: "Benchmarks/ViewBenchmarks",
+            exclude: ["README.md"]),
+        .executableTarget(
             name: "HTTPBenchmarks",
             dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/HTTPBenchmarks",
