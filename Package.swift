@@ -42,6 +42,7 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "ListModel", dependencies: ["JSON"]),
         .target(name: "ListWire", dependencies: ["ListModel", "JSON", "SectionDiff"]),
+        .target(name: "ListView", dependencies: ["ListModel", "JSON"]),
 
         // MARK: Storage
         .target(name: "SchemaMigration", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
@@ -120,6 +121,9 @@ let package = Package(
         ),
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
         .executableTarget(
+            name: "ViewBenchmarks", dependencies: ["ListView", "ListModel", "JSON"], path: "Benchmarks/ViewBenchmarks",
+            exclude: ["README.md"]),
+        .executableTarget(
             name: "HTTPBenchmarks",
             dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/HTTPBenchmarks",
@@ -165,6 +169,7 @@ let package = Package(
         .testTarget(name: "ListModelTests", dependencies: ["ListdTestSupport", "ListModel", "JSON"]),
         .testTarget(
             name: "ListWireTests", dependencies: ["ListdTestSupport", "ListModel", "ListWire", "JSON", "SectionDiff"]),
+        .testTarget(name: "ListViewTests", dependencies: ["ListdTestSupport", "ListView", "ListModel", "JSON"]),
         .testTarget(name: "SchemaMigrationTests", dependencies: ["ListdTestSupport", "SchemaMigration"]),
         .testTarget(name: "StorageTests", dependencies: ["ListdTestSupport", "Storage", "SchemaMigration"]),
         .testTarget(name: "PostgresTests", dependencies: ["ListdTestSupport", "Postgres", "SchemaMigration"]),
