@@ -80,7 +80,7 @@ let package = Package(
         .target(
             name: "ListAPI",
             dependencies: [
-                "HTTP", "Server", "ListModel", "ListStore", "ListWire", "JSON", "SectionDiff", "ReactiveCore",
+                "HTTP", "Server", "ListModel", "ListStore", "ListWire", "ListView", "JSON", "SectionDiff", "ReactiveCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]

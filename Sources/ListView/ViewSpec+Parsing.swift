@@ -47,9 +47,10 @@ extension ViewSpec {
     /// at its first `=` (a pair without one has an empty value), and names and
     /// values are percent-decoded strictly: a `%` not followed by two hex
     /// digits, or bytes that are not UTF-8, are an error, not kept as they
-    /// are. `+` is a plus sign, not a space (a JSON string is not a form
-    /// body); write a space `%20`. Every name must be a view parameter: the
-    /// string names a view and nothing else.
+    /// are. `+` is a space, as listd reads the query of a URL (so a view
+    /// string built with JavaScript's `URLSearchParams` means the same in a
+    /// body as in a URL); write a plus sign `%2B`. Every name must be a view
+    /// parameter: the string names a view and nothing else.
     /// - Throws: ``ViewSpecError``: for the string as a whole (`view`), or as
     ///   ``init(queryItems:)`` throws.
     public init(parsing query: String) throws(ViewSpecError) {
@@ -84,7 +85,7 @@ extension ViewSpec {
         return items
     }
 
-    /// `%XX` decoded; `nil` for a malformed escape or bytes that are not UTF-8.
+    /// `%XX` decoded and `+` read as a space; `nil` for a malformed escape or bytes that are not UTF-8.
     static func percentDecode(_ bytes: Substring.UTF8View.SubSequence) -> String? {
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
@@ -93,7 +94,7 @@ extension ViewSpec {
             let byte = bytes[index]
             index = bytes.index(after: index)
             guard byte == UInt8(ascii: "%") else {
-                output.append(byte)
+                output.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
                 continue
             }
             guard index < bytes.endIndex, let high = hexValue(bytes[index]) else { return nil }

@@ -1,5 +1,6 @@
 import ListModel
 import ListStore
+import ListView
 import Synchronization
 
 /// Computes "what changed in a list since V" once per question, however many
@@ -22,6 +23,8 @@ final class ChangeComputer: Sendable {
         /// `maxChanges`: the client prefers the snapshot to a change naming
         /// more sections and items than this.
         var maxChanges: Int? = nil
+        /// The view asked about (docs/API.md, "Views"); `nil`: the whole list.
+        var view: ViewSpec? = nil
     }
 
     private enum Outcome: Sendable {
@@ -95,7 +98,8 @@ final class ChangeComputer: Sendable {
             // question without one, when that answer is of that epoch: a
             // commit's recorded change serves followers whatever their cursors say.
             if question.maxChanges == nil, let epoch = question.epoch, let head, head.epoch == epoch,
-                let known = state.recent[Question(list: question.list, from: question.from, epoch: nil)],
+                let known = state.recent[
+                    Question(list: question.list, from: question.from, epoch: nil, view: question.view)],
                 known.epoch == epoch, known.to == head.version
             {
                 return .reuse(known)
@@ -154,6 +158,7 @@ final class ChangeComputer: Sendable {
 
     private func compute(_ question: Question) async throws(StoreError) -> EncodedChangeAnswer {
         computations.add(1, ordering: .relaxed)
+        if let view = question.view { return try await compute(question, view: view) }
         if question.maxChanges != nil {
             // Asked only once the change is known to be larger than the client wants.
             let current = try await store.snapshot(of: question.list)
@@ -178,6 +183,31 @@ final class ChangeComputer: Sendable {
             if change.from == change.to { return .unchanged(change.head, from: question.from) }
             return await stager.run { .change(change) }
         }
+    }
+
+    /// A view's answer (see ``ViewSnapshots``): the list's snapshots now and
+    /// at `from` in one read, each viewed, diffed. A reset (the view's whole
+    /// snapshot) where the list's answer would reset, or for `maxChanges`.
+    private func compute(_ question: Question, view: ViewSpec) async throws(StoreError) -> EncodedChangeAnswer {
+        let snapshots = try await store.snapshots(of: question.list, at: [question.from])
+        let current = snapshots.current
+        router.note(current.head)
+        let epochMatches = question.epoch.map { $0 == current.epoch } ?? true
+        let old = question.maxChanges == nil && epochMatches ? snapshots.atVersion[question.from] : nil
+        let from = question.from
+        let result = await stager.run { () -> Result<EncodedChangeAnswer, StoreError> in
+            do throws(StoreError) {
+                let new = try ViewSnapshots.sections(of: current, view)
+                guard let old, old.version <= current.version else {
+                    return .success(.reset(current, view: new, from: from))
+                }
+                if old.version == current.version { return .success(.unchanged(current.head, from: from)) }
+                return .success(.view(from: try ViewSnapshots.sections(of: old, view), at: from, to: new, current.head))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     private func remember(_ answer: EncodedChangeAnswer, for question: Question, in state: inout State) {

@@ -1,5 +1,6 @@
 import ListModel
 import ListStore
+import ListView
 import Server
 
 /// What the change hub keeps of a parked request, and what parking answers.
@@ -27,10 +28,19 @@ extension ChangeHub {
         let epochs: [Identifier: String]
         /// `maxChanges`: the waiter prefers a reset to a change naming more sections and items.
         let maxChanges: Int?
+        /// The views followed, by list (docs/API.md, "Views"); a list not here is followed whole.
+        let views: [Identifier: ViewSpec]
+        /// The versions the client holds, where they differ from `since`: a
+        /// view's waiter parks again at the list's new version when a commit
+        /// leaves its view alone, and is answered from the version it held.
+        let held: [Identifier: Int64]
+        /// The tick the waiter times out at (kept when it parks again).
+        let deadline: UInt64
 
         init(
             exchange: Exchange, watch: Watch, pretty: Bool, since: [Identifier: Int64],
-            epochs: [Identifier: String], maxChanges: Int? = nil
+            epochs: [Identifier: String], maxChanges: Int? = nil, views: [Identifier: ViewSpec] = [:],
+            held: [Identifier: Int64] = [:], deadline: UInt64 = 0
         ) {
             self.exchange = exchange
             self.watch = watch
@@ -38,6 +48,21 @@ extension ChangeHub {
             self.since = since
             self.epochs = epochs
             self.maxChanges = maxChanges
+            self.views = views
+            self.held = held
+            self.deadline = deadline
+        }
+
+        /// The version the client holds of `list`.
+        func held(_ list: Identifier) -> Int64 { held[list] ?? since[list] ?? 0 }
+
+        /// The same waiter, parked again at `since` (the lists' versions now).
+        func parkedAgain(since newSince: [Identifier: Int64]) -> Parked {
+            var held = self.held
+            for (list, version) in since where held[list] == nil { held[list] = version }
+            return Parked(
+                exchange: exchange, watch: watch, pretty: pretty, since: newSince, epochs: epochs,
+                maxChanges: maxChanges, views: views, held: held, deadline: deadline)
         }
     }
 

@@ -2,6 +2,7 @@ import HTTP
 import JSON
 import ListModel
 import ListStore
+import ListView
 import ListWire
 import ReactiveCore
 import Server
@@ -30,7 +31,8 @@ final class ChangeHub: Sendable {
 
     init(router: CommitRouter, computer: ChangeComputer, metrics: ServiceMetrics, tick: Duration = .milliseconds(100)) {
         self.router = router
-        self.answers = WaiterAnswers(router: router, computer: computer, metrics: metrics)
+        let parker = WaiterAnswers.Parker()
+        self.answers = WaiterAnswers(router: router, computer: computer, metrics: metrics, parker: parker)
         self.ticker = Ticker(tick: tick)
         // One timer for all waiters: every tick, expire the due ones. The
         // ticks end when the hub is shut down or released.
@@ -39,6 +41,7 @@ final class ChangeHub: Sendable {
             self.expireDue()
             return true
         }
+        parker.hub = self
     }
 
     deinit { ticker.stop() }
@@ -52,11 +55,24 @@ final class ChangeHub: Sendable {
     /// subscribing, so no commit can slip between the caller's check and the park.
     func park(
         _ watch: Watch, since: [Identifier: Int64], epochs: [Identifier: String], timeout: Duration,
-        pretty: Bool, maxChanges: Int? = nil, exchange: Exchange
+        pretty: Bool, maxChanges: Int? = nil, views: [Identifier: ViewSpec] = [:], held: [Identifier: Int64] = [:],
+        exchange: Exchange
     ) -> ParkResult {
-        let deadline = ticker.deadline(after: timeout)
-        let parked = Parked(
-            exchange: exchange, watch: watch, pretty: pretty, since: since, epochs: epochs, maxChanges: maxChanges)
+        park(
+            Parked(
+                exchange: exchange, watch: watch, pretty: pretty, since: since, epochs: epochs, maxChanges: maxChanges,
+                views: views, held: held, deadline: ticker.deadline(after: timeout)))
+    }
+
+    /// The tick a waiter parked now with `timeout` times out at.
+    func deadline(after timeout: Duration) -> UInt64 { ticker.deadline(after: timeout) }
+
+    /// Parks `parked` until one of its lists passes its version, or its deadline passes.
+    func park(_ parked: Parked) -> ParkResult {
+        let since = parked.since
+        let epochs = parked.epochs
+        let deadline = parked.deadline
+        let exchange = parked.exchange
         let result: (ParkResult, UInt64?) = state.withLock { state in
             if state.shuttingDown { return (.shuttingDown, nil) }
             for list in since.keys where state.subscriptions[list] == nil {
@@ -146,5 +162,6 @@ final class ChangeHub: Sendable {
     }
 
     /// Answers a `POST /changes` waiter with every watched list that moved on.
-    func answerMany(_ waiter: Parked) async { await answers.many(waiter) }
+    /// (`mayPark`: parks it again when no list moved on, as a view's may not have.)
+    func answerMany(_ waiter: Parked, mayPark: Bool) async { await answers.many(waiter, mayPark: mayPark) }
 }

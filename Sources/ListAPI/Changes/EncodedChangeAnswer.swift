@@ -25,6 +25,9 @@ struct EncodedChangeAnswer: Sendable {
     /// How many sections and items the stages name: one per entry of every
     /// stage, plus the items inside inserted sections (what `maxChanges` weighs).
     var changeCount = 0
+    /// Whether the answer is a view's (docs/API.md, "Views"), whose stream
+    /// skips an answer without stages: a write that leaves a view alone wakes none of its followers.
+    var ofView = false
 
     /// The answer for a client that is up to date: no stages, `to == from`.
     static func unchanged(_ head: ListHead, from: Int64) -> EncodedChangeAnswer {
@@ -32,6 +35,12 @@ struct EncodedChangeAnswer: Sendable {
         writer.unchangedAnswer(list: head.id.rawValue, epoch: head.epoch, version: from)
         return EncodedChangeAnswer(
             list: head.id, epoch: head.epoch, from: from, to: from, reset: false, stageCount: 0, json: writer.bytes)
+    }
+
+    /// No stages from `from` to `head.version`: a view the commits between left alone.
+    static func unchanged(_ head: ListHead, from: Int64, to: Int64) -> EncodedChangeAnswer {
+        guard from != to else { return unchanged(head, from: from) }
+        return stages(ListChangeset(stages: []), list: head.id, epoch: head.epoch, from: from, to: to)
     }
 
     /// A reset: the whole snapshot at `snapshot.version`, for a client whose
@@ -58,7 +67,7 @@ struct EncodedChangeAnswer: Sendable {
         return stages(changeset, list: change.list, epoch: change.epoch, from: change.from, to: change.to)
     }
 
-    private static func stages(_ changeset: ListChangeset, list: Identifier, epoch: String, from: Int64, to: Int64)
+    static func stages(_ changeset: ListChangeset, list: Identifier, epoch: String, from: Int64, to: Int64)
         -> EncodedChangeAnswer
     {
         var writer = JSONWriter(capacity: 256)

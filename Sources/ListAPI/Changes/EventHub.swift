@@ -1,5 +1,6 @@
 import ListModel
 import ListStore
+import ListView
 import ReactiveCore
 import Server
 import Synchronization
@@ -21,11 +22,17 @@ final class EventHub: Sendable {
         let machine: Mutex<EventStreamMachine>
         /// `maxChanges`: the client prefers a reset to a change naming more sections and items.
         let maxChanges: Int?
+        /// The views followed, by list; a list not here is followed whole.
+        let views: [Identifier: ViewSpec]
 
-        init(id: UInt64, output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?) {
+        init(
+            id: UInt64, output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?,
+            views: [Identifier: ViewSpec] = [:]
+        ) {
             self.id = id
             self.output = output
             self.maxChanges = maxChanges
+            self.views = views
             self.machine = Mutex(EventStreamMachine(cursors: cursors))
         }
     }
@@ -86,11 +93,12 @@ final class EventHub: Sendable {
     /// items than that into a reset carrying the snapshot.
     func open(
         output: ResponseStream, cursors: [Identifier: EventStreamMachine.Cursor], maxChanges: Int? = nil,
-        onCancel: (@escaping @Sendable () -> Void) -> Void
+        views: [Identifier: ViewSpec] = [:], onCancel: (@escaping @Sendable () -> Void) -> Void
     ) -> OpenResult {
         let opened: Stream? = state.withLock { state in
             if state.shuttingDown { return nil }
-            let stream = Stream(id: state.nextID, output: output, cursors: cursors, maxChanges: maxChanges)
+            let stream = Stream(
+                id: state.nextID, output: output, cursors: cursors, maxChanges: maxChanges, views: views)
             state.nextID += 1
             state.streams[stream.id] = stream
             for list in cursors.keys {
@@ -180,7 +188,11 @@ final class EventHub: Sendable {
             let (key, wasCoalesced) = stream.machine.withLock { machine -> (GroupKey?, Bool) in
                 let (wasCoalesced, action) = machine.changed(list)
                 guard case .compute(let lists) = action else { return (nil, wasCoalesced) }
-                return (GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges), wasCoalesced)
+                return (
+                    GroupKey(
+                        cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges, views: stream.views),
+                    wasCoalesced
+                )
             }
             if wasCoalesced { coalesced += 1 }
             if let key { groups[key, default: []].append(stream) }
@@ -193,7 +205,7 @@ final class EventHub: Sendable {
     private func flushed(_ stream: Stream) {
         let key = stream.machine.withLock { machine -> GroupKey? in
             guard case .compute(let lists) = machine.flushed() else { return nil }
-            return GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges)
+            return GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges, views: stream.views)
         }
         if let key { compute(key, for: [stream]) }
     }
@@ -205,6 +217,7 @@ final class EventHub: Sendable {
         var cursors: [Identifier: EventStreamMachine.Cursor]
         var lists: [Identifier]
         var maxChanges: Int?
+        var views: [Identifier: ViewSpec]
     }
 
     /// Computes the group's events and writes them. With the commit's own
@@ -213,7 +226,7 @@ final class EventHub: Sendable {
     /// events are framed and written here, on the fan-out queue: no task, no
     /// store call. Otherwise one task asks ``ChangeComputer``.
     private func compute(_ key: GroupKey, for streams: [Stream], recorded: NetChange? = nil) {
-        if let recorded, key.lists == [recorded.list], let cursor = key.cursors[recorded.list],
+        if let recorded, key.views.isEmpty, key.lists == [recorded.list], let cursor = key.cursors[recorded.list],
             max(0, cursor.version) == recorded.from, cursor.epoch.map({ $0 == recorded.epoch }) ?? true
         {
             let answer = computer.recorded(recorded)
@@ -227,7 +240,8 @@ final class EventHub: Sendable {
             for list in key.lists {
                 guard let cursor = key.cursors[list] else { continue }
                 let question = ChangeComputer.Question(
-                    list: list, from: max(0, cursor.version), epoch: cursor.epoch, maxChanges: key.maxChanges)
+                    list: list, from: max(0, cursor.version), epoch: cursor.epoch, maxChanges: key.maxChanges,
+                    view: key.views[list])
                 do throws(StoreError) {
                     outcomes.append((list, .answer(try await computer.answer(question))))
                 } catch  where error.kind == .listNotFound {
@@ -274,7 +288,10 @@ final class EventHub: Sendable {
                     if shared == nil { shared = (before, machine.cursors, events, bytes) }
                 }
                 guard case .compute(let lists) = action else { return (events, bytes, nil) }
-                return (events, bytes, GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges))
+                return (
+                    events, bytes,
+                    GroupKey(cursors: machine.cursors, lists: lists, maxChanges: stream.maxChanges, views: stream.views)
+                )
             }
             if let followUp { again.append((followUp, stream)) }
             guard !events.isEmpty else { continue }

@@ -79,6 +79,13 @@ struct EventStreamMachine: Sendable {
             case .answer(let answer):
                 let sameEpoch = cursor.epoch == answer.epoch
                 if sameEpoch, !cursor.deleted, !answer.reset, answer.to == cursor.version { continue }
+                // A view the commits left alone: no event, and the cursor stays
+                // (the client still holds its version; the next answer starts there).
+                if cursor.epoch ?? answer.epoch == answer.epoch, !cursor.deleted, !answer.reset, answer.ofView,
+                    answer.stageCount == 0
+                {
+                    continue
+                }
                 cursor = Cursor(epoch: answer.epoch, version: answer.to)
                 cursors[list] = cursor
                 events.append(Event(kind: answer.reset ? .reset : .change, list: list, data: answer.json, id: eventID))

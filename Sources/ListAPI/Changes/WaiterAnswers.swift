@@ -2,8 +2,10 @@ import HTTP
 import JSON
 import ListModel
 import ListStore
+import ListView
 import ListWire
 import Server
+import Synchronization
 
 /// Turns parked requests into their HTTP answers: a commit's shared answer
 /// fanned out to every waiter it woke (serialized once), "no change" at a
@@ -14,6 +16,22 @@ struct WaiterAnswers: Sendable {
     let router: CommitRouter
     let computer: ChangeComputer
     let metrics: ServiceMetrics
+    /// Parks a view's waiter again when a commit left its view alone.
+    let parker: Parker
+
+    /// The hub, for parking waiters again (set once the hub exists; weak, as the hub holds this).
+    final class Parker: Sendable {
+        private struct Box { weak var hub: ChangeHub? }
+        private let box = Mutex(Box())
+
+        var hub: ChangeHub? {
+            get { box.withLock { $0.hub } }
+            set { box.withLock { $0.hub = newValue } }
+        }
+
+        /// Parks `waiter` again; `nil` when the hub is gone.
+        func park(_ waiter: ChangeHub.Parked) -> ChangeHub.ParkResult? { hub?.park(waiter) }
+    }
 
     /// Answers waiters woken by a commit of `list`. Waiters of one list share
     /// one computed answer; a multi-list waiter also gets every other list of
@@ -37,7 +55,7 @@ struct WaiterAnswers: Sendable {
         var later: [ChangeHub.Parked] = []
         for entry in waiters {
             let waiter = entry.payload
-            guard case .one = waiter.watch,
+            guard case .one = waiter.watch, waiter.views.isEmpty,
                 recordedAnswer.reset || recordedAnswer.changeCount <= (waiter.maxChanges ?? .max)
             else {
                 later.append(waiter)
@@ -75,6 +93,10 @@ struct WaiterAnswers: Sendable {
         }
         var compactBody: [UInt8]?
         for waiter in waiters {
+            if case .one(let list) = waiter.watch, let view = waiter.views[list] {
+                await answer(waiter, of: list, view: view)
+                continue
+            }
             switch (waiter.watch, shared) {
             case (.one, .success(let answer)) where !answer.reset && answer.changeCount > (waiter.maxChanges ?? .max):
                 // This waiter would rather have the snapshot than so large a change.
@@ -96,29 +118,81 @@ struct WaiterAnswers: Sendable {
         }
     }
 
-    /// Answers a `POST /changes` waiter with every watched list that moved on.
-    func many(_ waiter: ChangeHub.Parked) async {
-        var answers: [EncodedChangeAnswer] = []
-        var deleted: [Identifier] = []
-        for (list, since) in waiter.since.sorted(by: { $0.key < $1.key }) {
-            guard let head = router.head(of: list) else {
-                deleted.append(list)
-                continue
-            }
-            guard head.version != since || (waiter.epochs[list].map { $0 != head.epoch } ?? false) else { continue }
-            do {
-                let question = ChangeComputer.Question(
-                    list: list, from: since, epoch: waiter.epochs[list], maxChanges: waiter.maxChanges)
-                answers.append(try await computer.answer(question))
-            } catch  where error.kind == .listNotFound {
-                deleted.append(list)
+    /// Answers a view's waiter woken by a commit of its list: with the view's
+    /// change since the version it holds, or, when the commits since left the
+    /// view alone, by parking it again at the list's version (the contract: a
+    /// write that leaves a view alone wakes none of its waiters).
+    private func answer(_ waiter: ChangeHub.Parked, of list: Identifier, view: ViewSpec) async {
+        var waiter = waiter
+        while true {
+            let answer: EncodedChangeAnswer
+            do throws(StoreError) {
+                answer = try await computer.answer(
+                    ChangeComputer.Question(
+                        list: list, from: waiter.held(list), epoch: nil, maxChanges: waiter.maxChanges, view: view))
             } catch {
-                waiter.exchange.fail(Problem(error))
-                return
+                return waiter.exchange.fail(Problem(error))
+            }
+            if answer.reset || answer.stageCount > 0 {
+                metrics.served(answer)
+                return respond(waiter, json: answer.json, compact: nil)
+            }
+            waiter = waiter.parkedAgain(since: [list: answer.to])
+            switch parker.park(waiter) {
+            case .parked: return
+            case .changed: continue
+            case .shuttingDown, nil: return unchanged(waiter)
             }
         }
-        for answer in answers { metrics.served(answer) }
-        respond(waiter, json: Self.manyBody(answers, deleted: deleted), compact: nil)
+    }
+
+    /// Answers a `POST /changes` waiter with every watched list that moved on.
+    ///
+    /// A followed view whose answer has no stages has not moved on (its list
+    /// did, elsewhere). When nothing moved on and `mayPark`, the waiter parks
+    /// again, its views' lists at their new versions, rather than be answered empty.
+    func many(_ waiter: ChangeHub.Parked, mayPark: Bool = true) async {
+        var waiter = waiter
+        while true {
+            var answers: [EncodedChangeAnswer] = []
+            var deleted: [Identifier] = []
+            var moved = waiter.since
+            for (list, since) in waiter.since.sorted(by: { $0.key < $1.key }) {
+                guard let head = router.head(of: list) else {
+                    deleted.append(list)
+                    continue
+                }
+                guard head.version != since || (waiter.epochs[list].map { $0 != head.epoch } ?? false) else {
+                    continue
+                }
+                do {
+                    let question = ChangeComputer.Question(
+                        list: list, from: waiter.held(list), epoch: waiter.epochs[list],
+                        maxChanges: waiter.maxChanges, view: waiter.views[list])
+                    let answer = try await computer.answer(question)
+                    if answer.ofView, !answer.reset, answer.stageCount == 0 {
+                        moved[list] = answer.to
+                        continue
+                    }
+                    answers.append(answer)
+                } catch  where error.kind == .listNotFound {
+                    deleted.append(list)
+                } catch {
+                    waiter.exchange.fail(Problem(error))
+                    return
+                }
+            }
+            if answers.isEmpty, deleted.isEmpty, mayPark {
+                waiter = waiter.parkedAgain(since: moved)
+                switch parker.park(waiter) {
+                case .parked: return
+                case .changed: continue
+                case .shuttingDown, nil: break
+                }
+            }
+            for answer in answers { metrics.served(answer) }
+            return respond(waiter, json: Self.manyBody(answers, deleted: deleted), compact: nil)
+        }
     }
 
     /// `{"lists": {"a": {answer}, "b": {"list": "b", "deleted": true}}}` (ListWire's form).
@@ -135,7 +209,10 @@ struct WaiterAnswers: Sendable {
             let since = waiter.since[list] ?? 0
             let head = ListHead(
                 id: list, epoch: waiter.epochs[list] ?? router.head(of: list)?.epoch ?? "", version: since)
-            respond(waiter, json: EncodedChangeAnswer.unchanged(head, from: since).json, compact: nil)
+            // A view's waiter parked again holds an older version: no stages from it to `since`.
+            respond(
+                waiter, json: EncodedChangeAnswer.unchanged(head, from: waiter.held(list), to: since).json, compact: nil
+            )
         case .many:
             respond(waiter, json: Self.manyBody([], deleted: []), compact: nil)
         }

@@ -2,6 +2,7 @@ import HTTP
 import JSON
 import ListModel
 import ListStore
+import ListView
 import Server
 
 /// The long-poll change stream: `GET /lists/{list}/changes` and
@@ -33,8 +34,10 @@ struct ChangeRoutes: RouteGroup {
         let since: ChangeParameters.Since
         let timeout: Duration
         let maxChanges: Int?
+        let view: ViewSpec?
         do throws(Problem) {
             list = try context.identifier("list")
+            view = try context.view(allowing: ["since", "timeout", "epoch", "maxChanges"])
             since = try ChangeParameters.since(context.request.queryValue("since"))
             timeout = try changeTimeout(context.request.queryValue("timeout"))
             maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
@@ -43,12 +46,15 @@ struct ChangeRoutes: RouteGroup {
         }
         let epoch = context.request.queryValue("epoch")
         if let head = heads.known(list) {
-            return changes(of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, exchange)
+            return changes(
+                of: head, view: view, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, exchange)
         }
         exchange.task {
             do throws(Problem) {
                 let head = try await heads.head(of: list)
-                changes(of: head, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, exchange)
+                changes(
+                    of: head, view: view, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout,
+                    exchange)
             } catch {
                 exchange.fail(error)
             }
@@ -56,8 +62,8 @@ struct ChangeRoutes: RouteGroup {
     }
 
     private func changes(
-        of head: ListHead, since: ChangeParameters.Since, epoch: String?, maxChanges: Int?, timeout: Duration,
-        _ exchange: Exchange
+        of head: ListHead, view: ViewSpec?, since: ChangeParameters.Since, epoch: String?, maxChanges: Int?,
+        timeout: Duration, _ exchange: Exchange
     ) {
         let version: Int64
         switch since {
@@ -69,7 +75,8 @@ struct ChangeRoutes: RouteGroup {
             if timeout <= .zero { return respond(.unchanged(head, from: version), exchange) }
             switch hub.park(
                 .one(head.id), since: [head.id: version], epochs: [head.id: head.epoch], timeout: timeout,
-                pretty: exchange.context.pretty, maxChanges: maxChanges, exchange: exchange)
+                pretty: exchange.context.pretty, maxChanges: maxChanges, views: view.map { [head.id: $0] } ?? [:],
+                exchange: exchange)
             {
             case .parked: return
             case .shuttingDown: return respond(.unchanged(head, from: version), exchange)
@@ -78,9 +85,22 @@ struct ChangeRoutes: RouteGroup {
         }
         exchange.task {
             do throws(StoreError) {
-                let answer = try await computer.answer(
-                    .init(list: head.id, from: version, epoch: epoch, maxChanges: maxChanges))
-                respond(answer, exchange)
+                while true {
+                    let answer = try await computer.answer(
+                        .init(list: head.id, from: version, epoch: epoch, maxChanges: maxChanges, view: view))
+                    // Commits since `version` that left the view alone: wait for one that does not.
+                    guard let view, !answer.reset, answer.stageCount == 0, answer.to > version, timeout > .zero
+                    else { return respond(answer, exchange) }
+                    switch hub.park(
+                        .one(head.id), since: [head.id: answer.to], epochs: [head.id: answer.epoch],
+                        timeout: timeout, pretty: exchange.context.pretty, maxChanges: maxChanges,
+                        views: [head.id: view], held: [head.id: version], exchange: exchange)
+                    {
+                    case .parked: return
+                    case .changed: continue
+                    case .shuttingDown: return respond(answer, exchange)
+                    }
+                }
             } catch {
                 exchange.fail(Problem(error))
             }
@@ -97,9 +117,13 @@ struct ChangeRoutes: RouteGroup {
     /// waits until any of the lists moves past its version and answers
     /// `{"lists": {"a": <change answer>, …}}` for each list that did
     /// (a deleted list appears as `{"list": "a", "deleted": true}`).
+    /// An entry `"a": {"since": 3, "view": "where=done:false&order=due"}`
+    /// follows a view of the list (docs/API.md, "Views"): it counts as moved
+    /// on only when its view changed.
     func changesOfMany(_ exchange: Exchange) {
         let context = exchange.context
         let since: [Identifier: Int64]
+        let views: [Identifier: ViewSpec]
         let epochs: [Identifier: String]
         let timeout: Duration
         let maxChanges: Int?
@@ -109,7 +133,7 @@ struct ChangeRoutes: RouteGroup {
             guard let lists = fields.value("lists") else {
                 throw .invalidRequest("the body needs \"lists\": an object of list id → version held")
             }
-            since = try Self.versions(lists)
+            (since, views) = try Self.versions(lists)
             epochs = try Self.epochs(fields.value("epochs"))
             // The body's timeout is checked even when the query's wins, so a
             // mistyped field is a 400 about the body, never silently ignored.
@@ -150,19 +174,18 @@ struct ChangeRoutes: RouteGroup {
                 for (list, head) in current where epochsHeld[list] == nil { epochsHeld[list] = head.epoch }
                 let waiter = ChangeHub.Parked(
                     exchange: exchange, watch: .many(since), pretty: context.pretty, since: since,
-                    epochs: epochsHeld, maxChanges: maxChanges)
+                    epochs: epochsHeld, maxChanges: maxChanges, views: views,
+                    deadline: hub.deadline(after: timeout))
                 let behind = current.contains { list, head in
                     head.version != since[list] || head.epoch != epochsHeld[list]
                 }
                 if behind || timeout <= .zero {
-                    return await hub.answerMany(waiter)
+                    return await hub.answerMany(waiter, mayPark: timeout > .zero)
                 }
-                switch hub.park(
-                    .many(since), since: since, epochs: epochsHeld, timeout: timeout, pretty: context.pretty,
-                    maxChanges: maxChanges, exchange: exchange)
-                {
+                switch hub.park(waiter) {
                 case .parked: return
-                case .changed, .shuttingDown: await hub.answerMany(waiter)
+                case .changed: await hub.answerMany(waiter, mayPark: true)
+                case .shuttingDown: await hub.answerMany(waiter, mayPark: false)
                 }
             } catch {
                 exchange.fail(error)
@@ -183,7 +206,9 @@ struct ChangeRoutes: RouteGroup {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    static func versions(_ value: JSONValue) throws(Problem) -> [Identifier: Int64] {
+    /// The versions held, and the views followed, of `"lists"`: each entry a
+    /// version, or `{"since": version, "view": "where=…&order=…"}`.
+    static func versions(_ value: JSONValue) throws(Problem) -> ([Identifier: Int64], [Identifier: ViewSpec]) {
         guard let object = value.objectValue, !object.isEmpty else {
             throw .invalidRequest("\"lists\" must be a non-empty object of list id → version held")
         }
@@ -191,17 +216,44 @@ struct ChangeRoutes: RouteGroup {
             throw .invalidRequest("\"lists\" names \(object.count) lists; at most 1000 may be followed at once")
         }
         var versions: [Identifier: Int64] = [:]
-        for (key, version) in object {
+        var views: [Identifier: ViewSpec] = [:]
+        for (key, entry) in object {
             guard let id = Identifier(key) else {
                 throw .invalidRequest("\"lists\" has an invalid list id \"\(key.prefix(140))\"")
             }
+            var version = entry
+            if let fields = entry.objectValue {
+                if let unknown = fields.keys.first(where: { $0 != "since" && $0 != "view" }) {
+                    throw .invalidRequest(
+                        "\"lists\".\(key) has an unknown field \"\(unknown.prefix(60))\"; an entry takes since and view"
+                    )
+                }
+                guard let since = fields["since"] else {
+                    throw .invalidRequest("\"lists\".\(key) needs \"since\": the version held")
+                }
+                version = since
+                if let text = fields["view"] {
+                    guard let query = text.stringValue else {
+                        throw .invalidRequest(
+                            "\"lists\".\(key).view must be a view's query string, as in \"where=done:false&order=due\", "
+                                + "not \(text.briefText)")
+                    }
+                    do {
+                        let spec = try ViewSpec(parsing: query)
+                        if !spec.isWholeList { views[id] = spec }
+                    } catch {
+                        throw .invalidRequest("\"lists\".\(key).view: \(error.detail)")
+                    }
+                }
+            }
             guard let number = version.int64Value, number >= 0 else {
                 throw .invalidRequest(
-                    "\"lists\".\(key) must be a version (a whole number ≥ 0), not \(version.briefText)")
+                    "\"lists\".\(key) must be a version (a whole number ≥ 0) or {\"since\": version, \"view\": …}, "
+                        + "not \(entry.briefText)")
             }
             versions[id] = number
         }
-        return versions
+        return (versions, views)
     }
 
     static func epochs(_ value: JSONValue?) throws(Problem) -> [Identifier: String] {

@@ -1,6 +1,7 @@
 import HTTP
 import ListModel
 import ListStore
+import ListView
 import Server
 
 /// The change stream as server-sent events: `GET /lists/{list}/events` and
@@ -24,8 +25,10 @@ struct EventRoutes: RouteGroup {
         let list: Identifier
         let cursors: [Identifier: EventStreamMachine.Cursor]
         let maxChanges: Int?
+        let view: ViewSpec?
         do throws(Problem) {
             list = try context.identifier("list")
+            view = try context.view(allowing: ["since", "epoch", "maxChanges"])
             maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
             if let lastID = context.request.header("Last-Event-ID"), !lastID.isEmpty {
                 cursors = try EventStreamMachine.parseCursors(lastID, what: "Last-Event-ID")
@@ -44,7 +47,7 @@ struct EventRoutes: RouteGroup {
         } catch {
             return exchange.fail(error)
         }
-        openStream(cursors, maxChanges: maxChanges, exchange)
+        openStream(cursors, maxChanges: maxChanges, views: view.map { [list: $0] } ?? [:], exchange)
     }
 
     /// `GET /events?lists=a:3,b:now,c:E:9&maxChanges=N`: one stream for many
@@ -85,7 +88,8 @@ struct EventRoutes: RouteGroup {
     /// middleware like any answer (CORS, metrics, logging), then the event
     /// hub feeds it.
     private func openStream(
-        _ requested: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?, _ exchange: Exchange
+        _ requested: [Identifier: EventStreamMachine.Cursor], maxChanges: Int?,
+        views: [Identifier: ViewSpec] = [:], _ exchange: Exchange
     ) {
         exchange.task {
             var cursors = requested
@@ -103,7 +107,8 @@ struct EventRoutes: RouteGroup {
             }
             let output = exchange.startStream(Response(status: .ok, headers: Self.eventStreamHeaders))
             switch hub.open(
-                output: output, cursors: cursors, maxChanges: maxChanges, onCancel: { exchange.onCancel($0) })
+                output: output, cursors: cursors, maxChanges: maxChanges, views: views,
+                onCancel: { exchange.onCancel($0) })
             {
             case .opened: break
             case .shuttingDown:

@@ -2,6 +2,7 @@ import HTTP
 import JSON
 import ListModel
 import ListStore
+import ListView
 
 /// `/lists` and `/lists/{list}`: the lists and their whole snapshots. Holds
 /// the store (through ``ListRepository``), the request decoder, and the
@@ -75,10 +76,26 @@ struct ListRoutes: RouteGroup {
     }
 
     /// `GET /lists/{list}`: the snapshot, from memory when unchanged; 304 for a matching `If-None-Match`.
+    /// With `where`, `q`, `order`, `group` or `limit`: the view's snapshot (``viewSnapshot(_:of:)``).
     func getList(_ exchange: Exchange) {
         let context = exchange.context
         let list: Identifier
-        do throws(Problem) { list = try context.identifier("list") } catch { return exchange.fail(error) }
+        let view: ViewSpec?
+        do throws(Problem) {
+            list = try context.identifier("list")
+            view = try context.view(allowing: [])
+        } catch {
+            return exchange.fail(error)
+        }
+        if let view {
+            return exchange.task {
+                do throws(Problem) {
+                    exchange.respond(try await viewSnapshot(context, view, of: list))
+                } catch {
+                    exchange.fail(error)
+                }
+            }
+        }
         if let entry = lists.cachedSnapshot(list) {
             return exchange.respond(snapshotResponse(context, entry))
         }
@@ -89,6 +106,26 @@ struct ListRoutes: RouteGroup {
                 exchange.fail(error)
             }
         }
+    }
+
+    /// A view's snapshot: the list's shape with the view's sections and
+    /// positions; the list's `ETag` (a view changes only when its list does),
+    /// so `If-None-Match` gives 304 while the list is unchanged.
+    func viewSnapshot(_ context: Context, _ view: ViewSpec, of list: Identifier) async throws(Problem) -> Response {
+        let entry = try await lists.currentSnapshot(list)
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: entry.etag)
+        if let condition = context.request.header("If-None-Match"), Self.etagMatches(condition, entry.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        let snapshot = entry.snapshot
+        let body = try await storeCall { () throws(StoreError) in
+            ViewSnapshots.body(of: snapshot, try ViewSnapshots.sections(of: snapshot, view))
+        }
+        headers.add(name: "Content-Type", value: "application/json")
+        return Response(
+            status: .ok, headers: headers,
+            body: context.pretty ? prettyPrinted(body.dropLast()) + [UInt8(ascii: "\n")] : body)
     }
 
     /// The snapshot answer, honouring `If-None-Match` and `?pretty`.
