@@ -82,7 +82,7 @@ import Testing
         ("limit=0", "limit must be an integer from 1 to 10000; got \"0\""),
         ("limit=10001", "limit must be an integer from 1 to 10000; got \"10001\""),
         ("limit=-1", "limit must be an integer from 1 to 10000; got \"-1\""),
-        ("limit=+5", "limit must be an integer from 1 to 10000; got \"+5\""),
+        ("limit=%2B5", "limit must be an integer from 1 to 10000; got \"+5\""),
         ("limit=", "limit must be an integer from 1 to 10000; got \"\""),
         ("limit=99999999999999999999", "limit must be an integer from 1 to 10000; got \"99999999999999999999\""),
         ("where=done", "where must be path:value, as in where=done:false; got \"done\""),

@@ -1,0 +1,236 @@
+import Foundation
+import JSON
+import ListdTestSupport
+import Testing
+
+/// Views (docs/API.md, "Views") through the real binary: snapshots, the
+/// long-poll, server-sent events and `POST /changes`, and the 400s of bad
+/// view parameters.
+@Suite struct ViewEndToEndTests {
+    /// Views of every parameter and their mixes, windows of 1 and larger than the view.
+    static let views = [
+        "where=s:open", "order=n", "order=-n&limit=4", "group=s", "group=s&order=-n&limit=7", "q=%C3%A9",
+        "where=s:open&group=tags.0&order=t", "limit=1", "order=t&limit=500", "where=n:1&order=-t",
+    ]
+
+    /// A random model: a status that may be missing, numbers such as 1 and
+    /// 1.0, unicode strings, a nested array.
+    static func model(_ random: inout SeededGenerator) -> String {
+        var fields: [String] = []
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: fields.append(#""s":"open""#)
+        case 1: fields.append(#""s":"done""#)
+        case 2: fields.append(#""s":null"#)
+        default: break
+        }
+        let numbers = ["1", "1.0", "2", "-3", "0.5", "10", "1e1", "true", #""1""#]
+        if Int.random(in: 0..<5, using: &random) != 0 {
+            fields.append(#""n":"# + numbers[Int.random(in: 0..<numbers.count, using: &random)])
+        }
+        let texts = ["é", "e\u{301}", "Zebra", "apple", "", "\u{1F600}", "été"]
+        fields.append(#""t":""# + texts[Int.random(in: 0..<texts.count, using: &random)] + #"""#)
+        if Bool.random(using: &random) {
+            fields.append(#""tags":[""# + ["red", "blue"][Int.random(in: 0..<2, using: &random)] + #""]"#)
+        }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// One to three random operations on the list as it is.
+    static func ops(_ snapshot: JSONValue, _ random: inout SeededGenerator, counter: inout Int) -> String {
+        let sections = snapshot["sections"]?.arrayValue ?? []
+        let sectionIDs = sections.compactMap { $0["id"]?.stringValue }
+        let items = sections.flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["id"]?.stringValue }
+        var ops: [String] = []
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            counter += 1
+            let roll = Int.random(in: 0..<20, using: &random)
+            if items.isEmpty || roll < 5, let section = sectionIDs.randomElement(using: &random) {
+                ops.append(
+                    #"{"op":"insertItem","section":"\#(section)","item":{"id":"x\#(counter)","model":\#(model(&random))},"at":0}"#
+                )
+            } else if roll < 11, let item = items.randomElement(using: &random) {
+                ops.append(#"{"op":"updateItem","id":"\#(item)","model":\#(model(&random))}"#)
+            } else if roll < 14, let item = items.randomElement(using: &random),
+                let section = sectionIDs.randomElement(using: &random)
+            {
+                ops.append(#"{"op":"moveItem","id":"\#(item)","section":"\#(section)","to":0}"#)
+            } else if roll < 17, let item = items.randomElement(using: &random) {
+                ops.append(#"{"op":"deleteItem","id":"\#(item)"}"#)
+            } else if roll == 17, let section = sectionIDs.randomElement(using: &random) {
+                ops.append(#"{"op":"moveSection","id":"\#(section)","to":0}"#)
+            } else if roll == 18, sectionIDs.count > 1, let section = sectionIDs.randomElement(using: &random) {
+                ops.append(#"{"op":"deleteSection","id":"\#(section)"}"#)
+            } else {
+                ops.append(#"{"op":"insertSection","section":{"id":"s\#(counter)","model":{"k":\#(counter)}},"at":0}"#)
+            }
+        }
+        return #"{"ops":["# + ops.joined(separator: ",") + "]}"
+    }
+
+    /// (store, seed): SQLite always, PostgreSQL when a test server is configured.
+    static var cases: [(String, UInt64)] {
+        [("sqlite", 1), ("sqlite", 2)] + (TestPostgres.enabled ? [("postgres", 3)] : [])
+    }
+
+    func json(_ reply: ListdServer.Reply) throws -> JSONValue {
+        try JSONValue(parsing: Array(reply.body), limits: JSONLimits(maxDepth: 64, maxBytes: .max))
+    }
+
+    /// Random writes; after each, every view's snapshot is kept. For random
+    /// earlier versions V, the view's long-poll answer since V, applied stage by
+    /// stage (each stage checked as a UIKit batch update would be, section
+    /// updates as `reloadSections`) to the view's snapshot at V, gives exactly
+    /// its snapshot now.
+    @Test(arguments: cases)
+    func aViewsAnswerSinceAnyVersionTakesItsSnapshotThenToItsSnapshotNow(store: String, seed: UInt64) async throws {
+        let database = store == "postgres" ? try await TestPostgres.createDatabase() : nil
+        defer { database?.drop() }
+        let server = try await ListdServer(store: database?.url)
+        defer { server.stop() }
+        var random = SeededGenerator(seed: seed)
+        var items: [String] = []
+        for index in 0..<24 { items.append(#"{"id":"i\#(index)","model":\#(Self.model(&random))}"#) }
+        let body =
+            #"{"id":"l","sections":[{"id":"a","model":{},"items":["# + items[..<12].joined(separator: ",")
+            + #"]},{"id":"b","model":{},"items":["# + items[12...].joined(separator: ",") + "]}]}"
+        #expect(try await server.request("POST", "/lists", body: body).status == 201)
+        // Each view's snapshot at each version.
+        var kept: [String: [Int: ChangeReplay.Sections]] = [:]
+        func keepViews() async throws -> Int {
+            var version = -1
+            for view in Self.views {
+                let reply = try await server.get("/lists/l?\(view)")
+                #expect(reply.status == 200, "\(view): \(reply.text)")
+                let value = try json(reply)
+                version = value["version"]?.intValue ?? -1
+                kept[view, default: [:]][version] = try ChangeReplay.sections(ofSnapshot: value)
+            }
+            return version
+        }
+        var version = try await keepViews()
+        var counter = 0
+        var checked = 0
+        for step in 0..<40 {
+            let list = try json(try await server.get("/lists/l"))
+            let write = try await server.request("PATCH", "/lists/l", body: Self.ops(list, &random, counter: &counter))
+            guard write.status == 200 else { continue }
+            version = try await keepViews()
+            for view in Self.views {
+                let now = try #require(kept[view]?[version])
+                var asked: Set<Int> = [version - 1]
+                for _ in 0..<2 { asked.insert(Int.random(in: 1...version, using: &random)) }
+                for since in asked {
+                    guard let old = kept[view]?[since] else { continue }
+                    let reply = try await server.get("/lists/l/changes?since=\(since)&timeout=0&\(view)")
+                    let answer = try json(reply)
+                    let context = "seed \(seed) step \(step), \(view) since v\(since): \(reply.text.prefix(600))"
+                    #expect(answer["reset"] == nil && answer["to"]?.intValue == version, "\(context)")
+                    #expect(ChangeReplay.reloadConflicts(answer) == 0, "\(context)")
+                    let applied = try ChangeReplay.apply(answer, to: old)
+                    #expect(applied == now, "\(context)")
+                    // A view the writes since V left alone: no stages, `to` moved on.
+                    if old == now { #expect(answer["stages"]?.arrayValue?.isEmpty == true, "\(context)") }
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 400)
+    }
+
+    @Test func aViewsSnapshotHasTheViewsOwnSectionsAndPositions() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        let body = #"""
+            {"id":"l","sections":[
+              {"id":"a","model":{},"items":[{"id":"i1","model":{"s":"open","due":3}},{"id":"i2","model":{"s":"done","due":1}}]},
+              {"id":"b","model":{},"items":[{"id":"i3","model":{"s":"open","due":2}},{"id":"i4","model":{"due":0}}]}]}
+            """#
+        #expect(try await server.request("POST", "/lists", body: body).status == 201)
+        let filtered = try await server.get("/lists/l?where=s:open&order=-due")
+        #expect(filtered.status == 200)
+        #expect(filtered.text.contains(#""sections":[{"id":"a","model":{},"items":[{"id":"i1","#))
+        #expect(filtered.text.contains(#"{"id":"b","model":{},"items":[{"id":"i3","#))
+        let grouped = try await server.get("/lists/l?group=s&order=due&limit=3")
+        let value = try json(grouped)
+        let sections = value["sections"]?.arrayValue ?? []
+        #expect(sections.compactMap { $0["id"]?.stringValue } == ["null", #""done""#, #""open""#])
+        #expect(sections.first?["model"]?.canonicalText == #"{"value":null}"#)
+        #expect(
+            sections.flatMap { $0["items"]?.arrayValue ?? [] }.compactMap { $0["id"]?.stringValue }
+                == ["i4", "i2", "i3"], "the window holds the first three in section order: \(grouped.text)")
+        // The list's ETag: unchanged list, 304.
+        let etag = try #require(grouped.header("ETag"))
+        let again = try await server.get("/lists/l?group=s&order=due&limit=3", headers: ["If-None-Match": etag])
+        #expect(again.status == 304)
+    }
+
+    @Test func badViewParametersAre400sThatNameThem() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        #expect(try await server.request("POST", "/lists", body: ["id": "l"]).status == 201)
+        let cases: [(String, String)] = [
+            ("/lists/l?grup=s", "grup"), ("/lists/l?limit=0", "limit"), ("/lists/l?order=a..b", "order"),
+            ("/lists/l?where=nocolon", "where"), ("/lists/l?order=a&order=b", "order"),
+            ("/lists/l/changes?since=1&limit=x", "limit"), ("/lists/l/changes?since=1&sorce=1", "sorce"),
+            ("/lists/l/events?since=1&group=", "group"),
+        ]
+        for (path, named) in cases {
+            let reply = try await server.get(path)
+            #expect(reply.status == 400, "\(path): \(reply.status)")
+            #expect(reply.header("Content-Type") == "application/problem+json", "\(path)")
+            let detail = try json(reply)["detail"]?.stringValue ?? ""
+            #expect(detail.contains(named), "\(path): \(detail)")
+        }
+        let many = try await server.request(
+            "POST", "/changes", body: #"{"lists":{"l":{"since":1,"view":"where=s:open&grup=s"}}}"#)
+        #expect(many.status == 400)
+        #expect(many.text.contains("grup"), "\(many.text)")
+    }
+
+    /// A write that leaves a view alone wakes none of its waiters and sends
+    /// its streams nothing; the next write that changes it is answered from the
+    /// version the client held.
+    @Test func aWriteThatLeavesAViewAloneWakesNoneOfItsFollowers() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        let body =
+            #"{"id":"l","sections":[{"id":"a","model":{},"items":[{"id":"i1","model":{"s":"open"}},{"id":"i2","model":{"s":"done"}}]}]}"#
+        #expect(try await server.request("POST", "/lists", body: body).status == 201)
+        let stream = try EventStreamReader(port: server.port, target: "/lists/l/events?since=1&where=s:open")
+        #expect(await eventually { stream.body.contains("retry: 1000") })
+        async let poll = server.get("/lists/l/changes?since=1&timeout=60&where=s:open")
+        async let many = server.request(
+            "POST", "/changes", body: #"{"lists":{"l":{"since":1,"view":"where=s:open"}},"timeout":60}"#, timeout: 90)
+        #expect(
+            await eventually(30) {
+                (try? await server.get("/metrics").text.contains("listd_parked_waiters 2")) == true
+            })
+        // Leaves the view alone (i2 stays done): v2.
+        let quiet = try await server.request(
+            "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i2","model":{"s":"done","n":1}}]}"#)
+        #expect(quiet.status == 200)
+        // Both park again at v2 (a state, not a delay), then a write that changes the view: v3.
+        #expect(
+            await eventually(30) {
+                (try? await server.get("/metrics").text.contains("listd_parked_waiters 2")) == true
+            })
+        let loud = try await server.request(
+            "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i2","model":{"s":"open"}}]}"#)
+        #expect(loud.status == 200)
+        let answer = try json(try await poll)
+        #expect(answer["from"]?.intValue == 1 && answer["to"]?.intValue == 3)
+        #expect(answer["stages"]?[0]?["itemInserted"]?[0]?["at"]?.canonicalText == "[0,1]")
+        let manyAnswer = try json(try await many)
+        #expect(manyAnswer["lists"]?["l"]?["from"]?.intValue == 1)
+        #expect(manyAnswer["lists"]?["l"]?["to"]?.intValue == 3)
+        #expect(await eventually { stream.events.count == 1 })
+        let event = try #require(stream.events.first)
+        #expect(event.id.hasSuffix(":3"), "one event, for the write that changed the view: \(stream.events)")
+        // A long-poll that times out after writes that left the view alone: no stages, `to` moved on.
+        _ = try await server.request(
+            "PATCH", "/lists/l", body: #"{"ops":[{"op":"insertItem","section":"a","item":{"id":"i9","model":{}}}]}"#)
+        let idle = try json(try await server.get("/lists/l/changes?since=3&timeout=0.3&where=s:open"))
+        #expect(idle["from"]?.intValue == 3 && idle["to"]?.intValue == 4)
+        #expect(idle["stages"]?.arrayValue?.isEmpty == true)
+    }
+}
