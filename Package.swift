@@ -210,7 +210,7 @@ let package = Package(
             name: "listdTests",
             dependencies: [
                 "listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON", "ListClient", "ListClientNetworking",
-                "ReactiveCore",
+                "ReactiveCore", "ListView", "ListModel",
             ]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),

@@ -170,6 +170,16 @@ public final class SQLiteStore: Store {
         }
     }
 
+    public func viewRows(of list: Identifier, matching conditions: [ItemQuery.Condition]) async throws(StoreError)
+        -> ViewRows
+    {
+        try await read { reader throws(StoreError) in try reader.viewRows(list, matching: conditions) }
+    }
+
+    public func touched(_ list: Identifier, since version: Int64) async throws(StoreError) -> TouchedSpan? {
+        try await read { reader throws(StoreError) in try reader.touched(list, since: version) }
+    }
+
     public func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {
         try await read { reader throws(StoreError) in try reader.items(list, query: query) }
     }

@@ -63,6 +63,16 @@ public protocol Store: Sendable {
     /// implementation rebuilds both snapshots (O(n)) and is only a fallback.
     func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince
 
+    /// The rows a live view is built from, in one read (see ``ViewRows``):
+    /// the items holding an indexed condition's value, else every item.
+    func viewRows(of list: Identifier, matching conditions: [ItemQuery.Condition]) async throws(StoreError)
+        -> ViewRows
+
+    /// Every section and item touched after `version`, with its rows then and
+    /// now (see ``TouchedSpan``); `nil` when `version` is outside the kept
+    /// history or above the current version. Costs what changed, not the list.
+    func touched(_ list: Identifier, since version: Int64) async throws(StoreError) -> TouchedSpan?
+
     /// A page of items filtered by section, model-field equality and substring.
     func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage
 

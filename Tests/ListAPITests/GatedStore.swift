@@ -145,6 +145,16 @@ final class GatedStore: Store {
         try await inner.items(of: list, query: query)
     }
 
+    func viewRows(of list: Identifier, matching conditions: [ItemQuery.Condition]) async throws(StoreError)
+        -> ViewRows
+    {
+        try await inner.viewRows(of: list, matching: conditions)
+    }
+
+    func touched(_ list: Identifier, since version: Int64) async throws(StoreError) -> TouchedSpan? {
+        try await inner.touched(list, since: version)
+    }
+
     func indexes(of list: Identifier) async throws(StoreError) -> ListIndexes {
         try await inner.indexes(of: list)
     }

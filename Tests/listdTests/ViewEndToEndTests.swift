@@ -1,6 +1,10 @@
 import Foundation
 import JSON
+import ListModel
+import ListView
+import ListWire
 import ListdTestSupport
+import SectionDiff
 import Testing
 
 /// Views (docs/API.md, "Views") through the real binary: snapshots, the
@@ -72,6 +76,28 @@ import Testing
         [("sqlite", 1), ("sqlite", 2)] + (TestPostgres.enabled ? [("postgres", 3)] : [])
     }
 
+    /// The view of a list snapshot (JSON), by ListView's brute-force `evaluate`.
+    static func oracle(_ list: JSONValue, _ query: String) throws -> ChangeReplay.Sections {
+        let spec = try ViewSpec(parsing: query)
+        var sources: [SourceSection] = []
+        for section in list["sections"]?.arrayValue ?? [] {
+            let items = try (section["items"]?.arrayValue ?? []).map { item in
+                ViewItem(
+                    id: try #require(Identifier(item["id"]?.stringValue ?? "")),
+                    model: Model(try #require(item["model"])))
+            }
+            sources.append(
+                SourceSection(
+                    id: try #require(Identifier(section["id"]?.stringValue ?? "")),
+                    model: Model(try #require(section["model"])), items: items))
+        }
+        return try spec.evaluate(sources).map { section in
+            ArraySection(
+                model: JSONEntry(id: section.id, model: JSONText(section.model.canonicalText)),
+                items: section.items.map { JSONEntry(id: $0.id.rawValue, model: JSONText($0.model.canonicalText)) })
+        }
+    }
+
     func json(_ reply: ListdServer.Reply) throws -> JSONValue {
         try JSONValue(parsing: Array(reply.body), limits: JSONLimits(maxDepth: 64, maxBytes: .max))
     }
@@ -94,16 +120,20 @@ import Testing
             #"{"id":"l","sections":[{"id":"a","model":{},"items":["# + items[..<12].joined(separator: ",")
             + #"]},{"id":"b","model":{},"items":["# + items[12...].joined(separator: ",") + "]}]}"
         #expect(try await server.request("POST", "/lists", body: body).status == 201)
-        // Each view's snapshot at each version.
+        // Each view's snapshot at each version, checked against the view the
+        // brute-force oracle (ListView's evaluate) makes of the whole list.
         var kept: [String: [Int: ChangeReplay.Sections]] = [:]
         func keepViews() async throws -> Int {
-            var version = -1
+            let list = try json(try await server.get("/lists/l"))
+            let version = list["version"]?.intValue ?? -1
             for view in Self.views {
                 let reply = try await server.get("/lists/l?\(view)")
                 #expect(reply.status == 200, "\(view): \(reply.text)")
                 let value = try json(reply)
-                version = value["version"]?.intValue ?? -1
-                kept[view, default: [:]][version] = try ChangeReplay.sections(ofSnapshot: value)
+                #expect(value["version"]?.intValue == version, "\(view): no write runs beside this test")
+                let sections = try ChangeReplay.sections(ofSnapshot: value)
+                #expect(sections == (try Self.oracle(list, view)), "seed \(seed) v\(version) \(view)")
+                kept[view, default: [:]][version] = sections
             }
             return version
         }

@@ -43,7 +43,9 @@ final class ChangeComputer: Sendable {
     private let store: any Store
     private let router: CommitRouter
     /// Where computed answers are staged and serialized (never on the cooperative pool).
-    private let stager = CatchUpStager()
+    private let stager: CatchUpStager
+    /// The views followed lately, kept current (docs/API.md, "Views").
+    let views: LiveViews
     private let state = Mutex(State())
     private let recentCapacity: Int
     private let computations = Atomic<Int>(0)
@@ -57,10 +59,14 @@ final class ChangeComputer: Sendable {
         state.withLock { $0.inFlight[question]?.count ?? 0 }
     }
 
-    init(store: any Store, router: CommitRouter, recentCapacity: Int = 4096) {
+    /// - Parameter viewMemory: roughly the most bytes the kept views hold (``LiveViews``).
+    init(store: any Store, router: CommitRouter, recentCapacity: Int = 4096, viewMemory: Int = 256 << 20) {
         self.store = store
         self.router = router
         self.recentCapacity = recentCapacity
+        let stager = CatchUpStager()
+        self.stager = stager
+        self.views = LiveViews(store: store, stager: stager, budget: viewMemory)
     }
 
     /// The answer to `question`; shared with every concurrent asker of the same question.
@@ -185,10 +191,19 @@ final class ChangeComputer: Sendable {
         }
     }
 
-    /// A view's answer (see ``ViewSnapshots``): the list's snapshots now and
-    /// at `from` in one read, each viewed, diffed. A reset (the view's whole
-    /// snapshot) where the list's answer would reset, or for `maxChanges`.
+    /// A view's answer: from the kept view (``LiveViews``), costing what
+    /// changed since `from` and the view's size; else (writes kept landing
+    /// between its reads) from the list's snapshots now and at `from` in one
+    /// read, each viewed, diffed. A reset (the view's whole snapshot) where the
+    /// list's answer would reset, or for `maxChanges`.
     private func compute(_ question: Question, view: ViewSpec) async throws(StoreError) -> EncodedChangeAnswer {
+        if let answer = try await views.answer(
+            LiveViews.Key(list: question.list, view: view), from: question.from, epoch: question.epoch,
+            maxChanges: question.maxChanges)
+        {
+            router.note(ListHead(id: question.list, epoch: answer.epoch, version: answer.to))
+            return answer
+        }
         let snapshots = try await store.snapshots(of: question.list, at: [question.from])
         let current = snapshots.current
         router.note(current.head)

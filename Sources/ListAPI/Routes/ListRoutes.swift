@@ -112,16 +112,15 @@ struct ListRoutes: RouteGroup {
     /// positions; the list's `ETag` (a view changes only when its list does),
     /// so `If-None-Match` gives 304 while the list is unchanged.
     func viewSnapshot(_ context: Context, _ view: ViewSpec, of list: Identifier) async throws(Problem) -> Response {
-        let entry = try await lists.currentSnapshot(list)
+        let state = try await storeCall { () throws(StoreError) in
+            try await changes.views.current(LiveViews.Key(list: list, view: view))
+        }
         var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: entry.etag)
-        if let condition = context.request.header("If-None-Match"), Self.etagMatches(condition, entry.etag) {
+        headers.add(name: "ETag", value: state.head.etag)
+        if let condition = context.request.header("If-None-Match"), Self.etagMatches(condition, state.head.etag) {
             return Response(status: .notModified, headers: headers)
         }
-        let snapshot = entry.snapshot
-        let body = try await storeCall { () throws(StoreError) in
-            ViewSnapshots.body(of: snapshot, try ViewSnapshots.sections(of: snapshot, view))
-        }
+        let body = ViewSnapshots.body(of: state)
         headers.add(name: "Content-Type", value: "application/json")
         return Response(
             status: .ok, headers: headers,

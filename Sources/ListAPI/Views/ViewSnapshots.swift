@@ -37,6 +37,18 @@ enum ViewSnapshots {
         }
     }
 
+    /// The view's snapshot body of a live view's state.
+    static func body(of state: ViewState) -> [UInt8] {
+        let sections = state.viewSections
+        var writer = JSONWriter(capacity: 256 + sections.reduce(0) { $0 + $1.items.count } * 64)
+        writer.snapshot(
+            id: state.head.id.rawValue, name: state.name, epoch: state.head.epoch, version: state.head.version,
+            sections: sections)
+        var bytes = writer.bytes
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
     /// The view's snapshot body: the list's shape (`id`, `name`, `epoch`,
     /// `version`, `sections`) with the view's sections, compact, with a trailing newline.
     static func body(of snapshot: ListSnapshot, _ sections: ListSections) -> [UInt8] {
@@ -51,6 +63,18 @@ enum ViewSnapshots {
 }
 
 extension EncodedChangeAnswer {
+    /// A view's reset: its whole snapshot at its state's version.
+    static func reset(_ state: ViewState, from: Int64) -> EncodedChangeAnswer {
+        let sections = state.viewSections
+        var writer = JSONWriter(capacity: 256 + sections.reduce(0) { $0 + $1.items.count } * 64)
+        writer.resetAnswer(
+            from: from, id: state.head.id.rawValue, name: state.name, epoch: state.head.epoch,
+            version: state.head.version, sections: sections)
+        return EncodedChangeAnswer(
+            list: state.head.id, epoch: state.head.epoch, from: from, to: state.head.version, reset: true,
+            stageCount: 0, json: writer.bytes, ofView: true)
+    }
+
     /// A view's reset: its whole snapshot at `snapshot.version`.
     static func reset(_ snapshot: ListSnapshot, view sections: ListSections, from: Int64) -> EncodedChangeAnswer {
         var writer = JSONWriter(capacity: 256 + sections.reduce(0) { $0 + $1.items.count } * 64)

@@ -1,0 +1,248 @@
+import JSON
+import ListModel
+import ListStore
+import ListView
+import ListWire
+import SectionDiff
+
+/// One view of one list at one version: its members (the items that match)
+/// in the view's order, and the list's sections. Built once from the list's
+/// rows (``init(view:rows:)``), then moved forward by what each span of
+/// versions touched (``advance(by:)``), and able to show itself as it was at
+/// an earlier version in history (``before(_:)``), so a view's answer costs
+/// what changed since the version asked about plus the view's own size, not
+/// the list's.
+///
+/// A member's place is its ``ViewKey``: bytewise order is the view's order
+/// (group value, then the order value or the list position, then the id).
+/// An untouched item keeps its model and its position key, so its key only
+/// changes when its section's key does (and only in views whose keys hold the
+/// list position).
+struct ViewState: Sendable {
+    struct Member: Sendable {
+        var key: ViewKey
+        var row: ItemRow
+        var group: JSONValue?
+    }
+
+    let view: ViewSpec
+    private(set) var head: ListHead
+    private(set) var name: String
+    /// Every section of the list, by id.
+    private(set) var sections: [Identifier: SectionRow]
+    /// The members, by id.
+    private(set) var members: [Identifier: Member]
+    /// The members' keys, ascending.
+    private(set) var ordered: [ViewKey]
+    /// Member ids by key.
+    private var ids: [ViewKey: Identifier]
+
+    /// Whether the members' keys hold their section's position (else a
+    /// section's move changes no key).
+    private var keysHoldSections: Bool { view.group == nil || view.order == nil }
+
+    /// The view of `rows` (which may hold items that do not match: they are left out).
+    /// - Throws: `invalidModel` when a stored model does not parse.
+    /// - Complexity: O(m log m) for m candidate rows.
+    init(view: ViewSpec, rows: ViewRows) throws(StoreError) {
+        self.view = view
+        head = rows.head
+        name = rows.name
+        sections = Dictionary(rows.sections.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        members = [:]
+        ids = [:]
+        var keyed: [(ViewKey, Identifier)] = []
+        for row in rows.items {
+            guard let member = try Self.member(row, of: view, sections: sections) else { continue }
+            members[row.id] = member
+            keyed.append((member.key, row.id))
+        }
+        keyed.sort { $0.0 < $1.0 }
+        ordered = keyed.map(\.0)
+        ids = Dictionary(keyed.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// `row` as a member of `view`, or nil when it does not match (or its section is unknown).
+    private static func member(_ row: ItemRow, of view: ViewSpec, sections: [Identifier: SectionRow])
+        throws(StoreError) -> Member?
+    {
+        guard let section = sections[row.section] else { return nil }
+        let value: JSONValue
+        do {
+            value = try row.model.jsonValue()
+        } catch {
+            throw StoreError(.invalidModel, "item \"\(row.id)\": its stored model does not parse: \(error.detail)")
+        }
+        guard view.matches(value) else { return nil }
+        let key = view.key(of: value, id: row.id, at: ListPosition(section: section.key, item: row.key))
+        return Member(key: key, row: row, group: view.group == nil ? nil : view.groupValue(of: value) ?? .null)
+    }
+
+    /// Moves the view to the end of `span`, which must start at or before this
+    /// state's version and be of its epoch: every touched section and item
+    /// takes its state at the span's end.
+    /// - Complexity: O(k log m + r) for k touched entities and r members of
+    ///   sections whose key changed.
+    mutating func advance(by span: TouchedSpan) throws(StoreError) {
+        var moved: Set<Identifier> = []
+        for (id, change) in span.sections {
+            let old = sections[id]
+            if let after = change.after {
+                sections[id] = after
+                if let old, old.key != after.key { moved.insert(id) }
+            } else {
+                sections[id] = nil
+            }
+        }
+        var visit = Set(span.items.keys)
+        if keysHoldSections, !moved.isEmpty {
+            for (id, member) in members where moved.contains(member.row.section) { visit.insert(id) }
+        }
+        for id in visit {
+            let row = span.items[id].map(\.after) ?? members[id]?.row
+            remove(id)
+            guard let row, let member = try Self.member(row, of: view, sections: sections) else { continue }
+            insert(member)
+        }
+        // Items of a deleted section were deleted with it (and are in the span).
+        head = span.head
+        name = span.name
+    }
+
+    private mutating func remove(_ id: Identifier) {
+        guard let member = members.removeValue(forKey: id) else { return }
+        ids[member.key] = nil
+        let index = lowerBound(member.key)
+        if index < ordered.count, ordered[index] == member.key { ordered.remove(at: index) }
+    }
+
+    private mutating func insert(_ member: Member) {
+        members[member.row.id] = member
+        ids[member.key] = member.row.id
+        ordered.insert(member.key, at: lowerBound(member.key))
+    }
+
+    private func lowerBound(_ key: ViewKey) -> Int {
+        var low = 0
+        var high = ordered.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ordered[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The view as it was at `span.from`, where `span` is what was touched
+    /// from then to this state's version: each touched entity back in its
+    /// state then, untouched ones as they are.
+    /// - Complexity: O(m + k log k), or O(m log m) when a section's key changed.
+    func before(_ span: TouchedSpan) throws(StoreError) -> ViewState {
+        var old = self
+        old.head = ListHead(id: head.id, epoch: head.epoch, version: span.from)
+        var moved: Set<Identifier> = []
+        for (id, change) in span.sections {
+            if let before = change.before {
+                if let now = sections[id], now.key != before.key { moved.insert(id) }
+                old.sections[id] = before
+            } else {
+                old.sections[id] = nil
+            }
+        }
+        var touched: [Member] = []
+        for (_, change) in span.items {
+            guard let before = change.before, let member = try Self.member(before, of: view, sections: old.sections)
+            else { continue }
+            touched.append(member)
+        }
+        // Untouched members keep their keys, unless their section moved.
+        var untouched: [Member] = []
+        untouched.reserveCapacity(ordered.count)
+        var resort = false
+        for key in ordered {
+            guard let id = ids[key], span.items[id] == nil, let member = members[id] else { continue }
+            if keysHoldSections, moved.contains(member.row.section) {
+                guard let rekeyed = try Self.member(member.row, of: view, sections: old.sections) else { continue }
+                untouched.append(rekeyed)
+                resort = true
+            } else {
+                untouched.append(member)
+            }
+        }
+        touched.sort { $0.key < $1.key }
+        var all: [Member]
+        if resort {
+            all = untouched + touched
+            all.sort { $0.key < $1.key }
+        } else {
+            all = []
+            all.reserveCapacity(untouched.count + touched.count)
+            var i = 0
+            var j = 0
+            while i < untouched.count || j < touched.count {
+                if j == touched.count || (i < untouched.count && untouched[i].key < touched[j].key) {
+                    all.append(untouched[i])
+                    i += 1
+                } else {
+                    all.append(touched[j])
+                    j += 1
+                }
+            }
+        }
+        old.members = Dictionary(all.map { ($0.row.id, $0) }, uniquingKeysWith: { first, _ in first })
+        old.ordered = all.map(\.key)
+        old.ids = Dictionary(all.map { ($0.key, $0.row.id) }, uniquingKeysWith: { first, _ in first })
+        return old
+    }
+
+    /// The view's sections, in the diff engine's and the wire's shape: with
+    /// `group`, one section per group value among the window's members; else
+    /// the list's sections in order, each with its members in the window.
+    /// - Complexity: O(w + s log s) for a window of w members and s sections.
+    var viewSections: ListSections {
+        let window = view.limit.map { ordered.prefix($0) } ?? ordered[...]
+        func entry(_ member: Member) -> JSONEntry {
+            JSONEntry(id: member.row.id.rawValue, model: JSONText(member.row.model.canonicalText))
+        }
+        if view.group != nil {
+            var result: ListSections = []
+            var current: JSONValue?
+            for key in window {
+                guard let id = ids[key], let member = members[id] else { continue }
+                let value = member.group ?? .null
+                if current != value {
+                    let model = ViewSpec.sectionModel(ofGroup: value)
+                    result.append(
+                        ArraySection(
+                            model: JSONEntry(
+                                id: ViewSpec.sectionID(ofGroup: value), model: JSONText(model.canonicalText)),
+                            items: []))
+                    current = value
+                }
+                result[result.count - 1].items.append(entry(member))
+            }
+            return result
+        }
+        let sorted = sections.values.sorted { ($0.key, $0.id.rawValue) < ($1.key, $1.id.rawValue) }
+        var place: [Identifier: Int] = [:]
+        var result: ListSections = []
+        result.reserveCapacity(sorted.count)
+        for section in sorted {
+            place[section.id] = result.count
+            result.append(
+                ArraySection(
+                    model: JSONEntry(id: section.id.rawValue, model: JSONText(section.model.canonicalText)), items: []))
+        }
+        for key in window {
+            guard let id = ids[key], let member = members[id], let index = place[member.row.section] else { continue }
+            result[index].items.append(entry(member))
+        }
+        return result
+    }
+
+    /// Roughly the bytes this state holds (for the views' memory budget).
+    var approximateBytes: Int {
+        var bytes = 512 + sections.count * 96
+        for member in members.values { bytes += 160 + member.key.bytes.count * 2 + member.row.model.byteCount }
+        return bytes
+    }
+}
