@@ -112,15 +112,14 @@ struct ListRoutes: RouteGroup {
     /// positions; the list's `ETag` (a view changes only when its list does),
     /// so `If-None-Match` gives 304 while the list is unchanged.
     func viewSnapshot(_ context: Context, _ view: ViewSpec, of list: Identifier) async throws(Problem) -> Response {
-        let state = try await storeCall { () throws(StoreError) in
-            try await changes.views.current(LiveViews.Key(list: list, view: view))
+        let (head, body) = try await storeCall { () throws(StoreError) in
+            try await changes.views.snapshot(LiveViews.Key(list: list, view: view))
         }
         var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: state.head.etag)
-        if let condition = context.request.header("If-None-Match"), Self.etagMatches(condition, state.head.etag) {
+        headers.add(name: "ETag", value: head.etag)
+        if let condition = context.request.header("If-None-Match"), Self.etagMatches(condition, head.etag) {
             return Response(status: .notModified, headers: headers)
         }
-        let body = ViewSnapshots.body(of: state)
         headers.add(name: "Content-Type", value: "application/json")
         return Response(
             status: .ok, headers: headers,

@@ -6,26 +6,34 @@ import Synchronization
 
 /// The views followed lately, each kept at a recent version (``ViewState``)
 /// within a memory budget, so a view's snapshot and its answers cost what
-/// changed since the view's last use plus the view's own size, not the list's.
+/// changed since the view's last use plus the view's window, not the list's size.
 ///
 /// A view's first use reads its candidate rows once (only the items holding
 /// an indexed condition's value when a declared index serves one, else every
-/// item); later uses move it forward by what history says was touched since
-/// (``Store/touched(_:since:)``). An answer from V reads what was touched since V,
-/// brings the view to that span's end, shows it as it was at V, and diffs the two
-/// (O(w) for windows of w members).
+/// item); later uses move it forward in place by what history says was
+/// touched since (``Store/touched(_:since:)``). An answer from V reads what was
+/// touched since V, brings the view to that span's end, shows its window as
+/// it was at V, and diffs the two windows.
 ///
 /// Concurrency: the store calls are async; the CPU work runs on the caller's
-/// ``CatchUpStager`` thread, off the cooperative pool. The table is under a
-/// mutex; two answers of one view may compute at once, and the newer state is kept.
+/// ``CatchUpStager`` thread, off the cooperative pool. Each kept view is one
+/// ``ViewState`` under a mutex of its own (moved forward in place: a copy of a
+/// large view would cost what the view holds); the table of views is under
+/// another, never held while a view's is.
 final class LiveViews: Sendable {
     struct Key: Hashable, Sendable {
         var list: Identifier
         var view: ViewSpec
     }
 
+    /// One kept view.
+    final class Kept: Sendable {
+        let state: Mutex<ViewState>
+        init(_ state: ViewState) { self.state = Mutex(state) }
+    }
+
     private struct Entry {
-        var state: ViewState
+        var kept: Kept
         var bytes: Int
         var used: UInt64
     }
@@ -52,26 +60,38 @@ final class LiveViews: Sendable {
 
     /// How many views are kept, and roughly their bytes.
     var usage: (views: Int, bytes: Int) { table.withLock { ($0.entries.count, $0.bytes) } }
-    /// How many views were built from the list's rows (for tests).
+    /// How many views were built from the list's rows (for tests and metrics).
     var builds: Int { table.withLock { $0.builds } }
 
-    /// The view now: its state at the list's current version.
-    func current(_ key: Key) async throws(StoreError) -> ViewState {
+    /// The view's snapshot now: its head and its body (``ViewSnapshots/body(of:)``).
+    func snapshot(_ key: Key) async throws(StoreError) -> (head: ListHead, body: [UInt8]) {
         for _ in 0..<4 {
-            var state = try await cachedOrBuilt(key)
-            guard let span = try await store.touched(key.list, since: state.head.version),
-                span.head.epoch == state.head.epoch
+            let kept = try await keptOrBuilt(key)
+            let head = kept.state.withLock { $0.head }
+            guard let span = try await store.touched(key.list, since: head.version), span.head.epoch == head.epoch
             else {
                 drop(key)
                 continue
             }
-            if span.head.version > state.head.version {
-                state = try await advanced(state, by: span)
+            let made = await stager.run { () -> Result<(ListHead, [UInt8], Int), StoreError>? in
+                kept.state.withLock { state in
+                    guard state.head.version >= span.from else { return nil }
+                    do throws(StoreError) {
+                        if state.head.version < span.head.version { try state.advance(by: span) }
+                        return .success((state.head, ViewSnapshots.body(of: state), state.approximateBytes))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
             }
-            keep(state, for: key)
-            return state
+            guard let made else { continue }
+            let (now, body, bytes) = try made.get()
+            account(key, kept, bytes)
+            return (now, body)
         }
-        return try await built(key)
+        // Writes kept landing between the reads: a view of its own, not kept.
+        let state = try await fresh(key)
+        return (state.head, await stager.run { ViewSnapshots.body(of: state) })
     }
 
     /// The view's answer from `from`: its net change to now, or a reset (the
@@ -86,122 +106,164 @@ final class LiveViews: Sendable {
             guard let span = try await store.touched(key.list, since: from),
                 epoch.map({ $0 == span.head.epoch }) ?? true, maxChanges == nil
             else {
-                let state = try await current(key)
-                return await stager.run { .reset(state, from: from) }
+                return try await reset(key, from: from)
             }
-            var state = try await cachedOrBuilt(key)
-            if state.head.epoch != span.head.epoch || state.head.version > span.head.version {
-                // Built or moved past the span's end meanwhile: read the span again.
-                if state.head.epoch != span.head.epoch { drop(key) }
+            let kept = try await keptOrBuilt(key)
+            let head = kept.state.withLock { $0.head }
+            if head.epoch != span.head.epoch {
+                drop(key)
                 continue
             }
-            if state.head.version < from {
-                // Older than the version asked about: first its own span.
-                guard let own = try await store.touched(key.list, since: state.head.version),
-                    own.head.epoch == state.head.epoch
+            if head.version < from {
+                // Older than the version asked about: first its own span, then read again.
+                guard let own = try await store.touched(key.list, since: head.version), own.head.epoch == head.epoch
                 else {
                     drop(key)
                     continue
                 }
-                state = try await advanced(state, by: own)
-                keep(state, for: key)
-                if state.head.version != span.head.version { continue }
-            } else if state.head.version < span.head.version {
-                // At or after `from`: the span holds everything touched since.
-                state = try await advanced(state, by: span)
-                keep(state, for: key)
+                let bytes = try await advance(kept, by: own)
+                account(key, kept, bytes)
+                continue
             }
-            if from == state.head.version { return .unchanged(state.head, from: from) }
-            let now = state
-            let result = await stager.run { () -> Result<EncodedChangeAnswer, StoreError> in
-                do throws(StoreError) {
-                    let old = try now.before(span)
-                    return .success(.view(from: old.viewSections, at: from, to: now.viewSections, now.head))
-                } catch {
-                    return .failure(error)
+            let made = await stager.run { () -> Result<(EncodedChangeAnswer, Int), StoreError>? in
+                kept.state.withLock { state in
+                    // Moved past the span's end (or behind its start) meanwhile: read the span again.
+                    guard state.head.version >= span.from, state.head.version <= span.head.version else {
+                        return nil
+                    }
+                    do throws(StoreError) {
+                        if state.head.version < span.head.version { try state.advance(by: span) }
+                        if from == state.head.version {
+                            return .success((.unchanged(state.head, from: from), state.approximateBytes))
+                        }
+                        let old = try state.sections(before: span)
+                        let answer = EncodedChangeAnswer.view(
+                            from: old, at: from, to: state.viewSections, state.head)
+                        return .success((answer, state.approximateBytes))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
             }
-            return try result.get()
+            guard let made else { continue }
+            let (answer, bytes) = try made.get()
+            account(key, kept, bytes)
+            return answer
         }
         return nil
     }
 
-    private func cachedOrBuilt(_ key: Key) async throws(StoreError) -> ViewState {
-        if let state = table.withLock({ table -> ViewState? in
+    /// The view's whole snapshot now, as a reset answer from `from`.
+    private func reset(_ key: Key, from: Int64) async throws(StoreError) -> EncodedChangeAnswer {
+        for _ in 0..<4 {
+            let kept = try await keptOrBuilt(key)
+            let head = kept.state.withLock { $0.head }
+            guard let span = try await store.touched(key.list, since: head.version), span.head.epoch == head.epoch
+            else {
+                drop(key)
+                continue
+            }
+            let made = await stager.run { () -> Result<(EncodedChangeAnswer, Int), StoreError>? in
+                kept.state.withLock { state in
+                    guard state.head.version >= span.from else { return nil }
+                    do throws(StoreError) {
+                        if state.head.version < span.head.version { try state.advance(by: span) }
+                        return .success((.reset(state, from: from), state.approximateBytes))
+                    } catch {
+                        return .failure(error)
+                    }
+                }
+            }
+            guard let made else { continue }
+            let (answer, bytes) = try made.get()
+            account(key, kept, bytes)
+            return answer
+        }
+        let state = try await fresh(key)
+        return await stager.run { .reset(state, from: from) }
+    }
+
+    // MARK: - The table
+
+    private func keptOrBuilt(_ key: Key) async throws(StoreError) -> Kept {
+        let found = table.withLock { table -> Kept? in
             guard var entry = table.entries[key] else { return nil }
             table.clock += 1
             entry.used = table.clock
             table.entries[key] = entry
-            return entry.state
-        }) {
-            return state
+            return entry.kept
         }
-        return try await built(key)
+        if let found { return found }
+        let state = try await fresh(key)
+        let bytes = state.approximateBytes
+        return table.withLock { table in
+            table.builds += 1
+            // Built by another asker meanwhile: keep theirs.
+            if let existing = table.entries[key] { return existing.kept }
+            let kept = Kept(state)
+            table.clock += 1
+            table.entries[key] = Entry(kept: kept, bytes: bytes, used: table.clock)
+            table.bytes += bytes
+            evict(sparing: key, in: &table)
+            return kept
+        }
     }
 
-    private func built(_ key: Key) async throws(StoreError) -> ViewState {
+    /// The view built from the list's rows now (not kept).
+    private func fresh(_ key: Key) async throws(StoreError) -> ViewState {
         let conditions = key.view.conditions.map { ItemQuery.Condition(path: $0.path, value: $0.value) }
         let rows = try await store.viewRows(of: key.list, matching: conditions)
         let view = key.view
-        let state = try await stager.run { () -> Result<ViewState, StoreError> in
+        return try await stager.run { () -> Result<ViewState, StoreError> in
             do throws(StoreError) { return .success(try ViewState(view: view, rows: rows)) } catch {
                 return .failure(error)
             }
         }.get()
-        table.withLock { $0.builds += 1 }
-        keep(state, for: key)
-        return state
     }
 
-    private func advanced(_ state: ViewState, by span: TouchedSpan) async throws(StoreError) -> ViewState {
-        try await stager.run { () -> Result<ViewState, StoreError> in
-            var moved = state
-            do throws(StoreError) {
-                try moved.advance(by: span)
-                return .success(moved)
-            } catch {
-                return .failure(error)
+    /// Moves `kept` forward by `span` (when it is not past it already); returns its bytes.
+    private func advance(_ kept: Kept, by span: TouchedSpan) async throws(StoreError) -> Int {
+        try await stager.run { () -> Result<Int, StoreError> in
+            kept.state.withLock { state in
+                do throws(StoreError) {
+                    if state.head.version >= span.from, state.head.version < span.head.version {
+                        try state.advance(by: span)
+                    }
+                    return .success(state.approximateBytes)
+                } catch {
+                    return .failure(error)
+                }
             }
         }.get()
     }
 
-    /// Keeps `state` unless a newer one of the view is kept; drops the least
-    /// recently used views while over the budget (never the one just kept).
-    private func keep(_ state: ViewState, for key: Key) {
-        let bytes = state.approximateBytes
+    /// Records the bytes `kept` now holds, and drops the least recently used
+    /// views while over the budget (never the one just used).
+    private func account(_ key: Key, _ kept: Kept, _ bytes: Int) {
         table.withLock { table in
-            if let existing = table.entries[key], existing.state.head.epoch == state.head.epoch,
-                existing.state.head.version > state.head.version
-            {
-                return
-            }
+            guard var entry = table.entries[key], entry.kept === kept else { return }
+            table.bytes += bytes - entry.bytes
             table.clock += 1
-            if let old = table.entries.updateValue(Entry(state: state, bytes: bytes, used: table.clock), forKey: key) {
-                table.bytes -= old.bytes
-            }
-            table.bytes += bytes
-            guard table.bytes > budget else { return }
-            for (victim, entry) in table.entries.sorted(by: { $0.value.used < $1.value.used }) {
-                guard table.bytes > budget else { break }
-                guard victim != key else { continue }
-                table.entries[victim] = nil
-                table.bytes -= entry.bytes
-            }
+            entry.bytes = bytes
+            entry.used = table.clock
+            table.entries[key] = entry
+            evict(sparing: key, in: &table)
+        }
+    }
+
+    private func evict(sparing key: Key, in table: inout Table) {
+        guard table.bytes > budget else { return }
+        for (victim, entry) in table.entries.sorted(by: { $0.value.used < $1.value.used }) {
+            guard table.bytes > budget else { break }
+            guard victim != key else { continue }
+            table.entries[victim] = nil
+            table.bytes -= entry.bytes
         }
     }
 
     private func drop(_ key: Key) {
         table.withLock { table in
             if let old = table.entries.removeValue(forKey: key) { table.bytes -= old.bytes }
-        }
-    }
-
-    /// Drops every kept view of `list` (deleted).
-    func forget(_ list: Identifier) {
-        table.withLock { table in
-            for key in table.entries.keys where key.list == list {
-                if let old = table.entries.removeValue(forKey: key) { table.bytes -= old.bytes }
-            }
         }
     }
 }

@@ -9,7 +9,7 @@ import SectionDiff
 /// in the view's order, and the list's sections. Built once from the list's
 /// rows (``init(view:rows:)``), then moved forward by what each span of
 /// versions touched (``advance(by:)``), and able to show itself as it was at
-/// an earlier version in history (``before(_:)``), so a view's answer costs
+/// an earlier version in history (``sections(before:)``), so a view's answer costs
 /// what changed since the version asked about plus the view's own size, not
 /// the list's.
 ///
@@ -32,10 +32,12 @@ struct ViewState: Sendable {
     private(set) var sections: [Identifier: SectionRow]
     /// The members, by id.
     private(set) var members: [Identifier: Member]
-    /// The members' keys, ascending.
-    private(set) var ordered: [ViewKey]
+    /// The members' keys, in order (an order-statistics set: O(log m) to insert or remove).
+    private(set) var ordered: ViewMembers
     /// Member ids by key.
     private var ids: [ViewKey: Identifier]
+    /// Roughly the bytes this state holds (for the views' memory budget), kept as members come and go.
+    private(set) var approximateBytes: Int
 
     /// Whether the members' keys hold their section's position (else a
     /// section's move changes no key).
@@ -58,8 +60,14 @@ struct ViewState: Sendable {
             keyed.append((member.key, row.id))
         }
         keyed.sort { $0.0 < $1.0 }
-        ordered = keyed.map(\.0)
+        ordered = ViewMembers(sorted: keyed.map(\.0))
         ids = Dictionary(keyed.map { ($0.0, $0.1) }, uniquingKeysWith: { first, _ in first })
+        approximateBytes = 512 + sections.count * 96
+        for member in members.values { approximateBytes += Self.bytes(of: member) }
+    }
+
+    private static func bytes(of member: Member) -> Int {
+        200 + member.key.bytes.count * 2 + member.row.model.byteCount
     }
 
     /// `row` as a member of `view`, or nil when it does not match (or its section is unknown).
@@ -112,102 +120,117 @@ struct ViewState: Sendable {
     private mutating func remove(_ id: Identifier) {
         guard let member = members.removeValue(forKey: id) else { return }
         ids[member.key] = nil
-        let index = lowerBound(member.key)
-        if index < ordered.count, ordered[index] == member.key { ordered.remove(at: index) }
+        _ = ordered.remove(member.key)
+        approximateBytes -= Self.bytes(of: member)
     }
 
     private mutating func insert(_ member: Member) {
         members[member.row.id] = member
         ids[member.key] = member.row.id
-        ordered.insert(member.key, at: lowerBound(member.key))
+        _ = ordered.insert(member.key)
+        approximateBytes += Self.bytes(of: member)
     }
 
-    private func lowerBound(_ key: ViewKey) -> Int {
-        var low = 0
-        var high = ordered.count
-        while low < high {
-            let middle = (low + high) / 2
-            if ordered[middle] < key { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
-    /// The view as it was at `span.from`, where `span` is what was touched
-    /// from then to this state's version: each touched entity back in its
-    /// state then, untouched ones as they are.
-    /// - Complexity: O(m + k log k), or O(m log m) when a section's key changed.
-    func before(_ span: TouchedSpan) throws(StoreError) -> ViewState {
-        var old = self
-        old.head = ListHead(id: head.id, epoch: head.epoch, version: span.from)
+    /// The view's sections as they were at `span.from`, where `span` is what
+    /// was touched from then to this state's version: each touched entity back
+    /// in its state then, untouched ones as they are (same model, same keys,
+    /// so the same order among themselves).
+    /// - Complexity: O(w + k log k) for a window of w members (all m without
+    ///   `limit`) and k touched entities; O(m log m) when a section whose
+    ///   position the keys hold has moved since.
+    func sections(before span: TouchedSpan) throws(StoreError) -> ListSections {
+        var oldSections = sections
         var moved: Set<Identifier> = []
         for (id, change) in span.sections {
             if let before = change.before {
                 if let now = sections[id], now.key != before.key { moved.insert(id) }
-                old.sections[id] = before
+                oldSections[id] = before
             } else {
-                old.sections[id] = nil
+                oldSections[id] = nil
             }
         }
         var touched: [Member] = []
         for (_, change) in span.items {
-            guard let before = change.before, let member = try Self.member(before, of: view, sections: old.sections)
+            guard let before = change.before, let member = try Self.member(before, of: view, sections: oldSections)
             else { continue }
             touched.append(member)
         }
-        // Untouched members keep their keys, unless their section moved.
-        var untouched: [Member] = []
-        untouched.reserveCapacity(ordered.count)
-        var resort = false
-        for key in ordered {
-            guard let id = ids[key], span.items[id] == nil, let member = members[id] else { continue }
-            if keysHoldSections, moved.contains(member.row.section) {
-                guard let rekeyed = try Self.member(member.row, of: view, sections: old.sections) else { continue }
-                untouched.append(rekeyed)
-                resort = true
-            } else {
-                untouched.append(member)
-            }
-        }
         touched.sort { $0.key < $1.key }
-        var all: [Member]
-        if resort {
-            all = untouched + touched
-            all.sort { $0.key < $1.key }
-        } else {
-            all = []
-            all.reserveCapacity(untouched.count + touched.count)
-            var i = 0
-            var j = 0
-            while i < untouched.count || j < touched.count {
-                if j == touched.count || (i < untouched.count && untouched[i].key < touched[j].key) {
-                    all.append(untouched[i])
-                    i += 1
+        let limit = view.limit ?? Int.max
+        var window: [Member] = []
+        if keysHoldSections, !moved.isEmpty {
+            // Members of a moved section change places as a block: key them as they were and sort.
+            var all = touched
+            for index in 0..<ordered.count {
+                guard let key = ordered.key(atRank: index), let id = ids[key], span.items[id] == nil,
+                    let member = members[id]
+                else { continue }
+                if moved.contains(member.row.section) {
+                    if let rekeyed = try Self.member(member.row, of: view, sections: oldSections) {
+                        all.append(rekeyed)
+                    }
                 } else {
-                    all.append(touched[j])
-                    j += 1
+                    all.append(member)
+                }
+            }
+            all.sort { $0.key < $1.key }
+            window = Array(all.prefix(limit))
+        } else {
+            // Untouched members in their order, merged with the touched ones as they were.
+            var rank = 0
+            var next = 0
+            func nextUntouched() -> Member? {
+                while rank < ordered.count {
+                    defer { rank += 1 }
+                    guard let key = ordered.key(atRank: rank), let id = ids[key], span.items[id] == nil else {
+                        continue
+                    }
+                    return members[id]
+                }
+                return nil
+            }
+            var pending = nextUntouched()
+            while window.count < limit {
+                if let candidate = pending, next == touched.count || candidate.key < touched[next].key {
+                    window.append(candidate)
+                    pending = nextUntouched()
+                } else if next < touched.count {
+                    window.append(touched[next])
+                    next += 1
+                } else {
+                    break
                 }
             }
         }
-        old.members = Dictionary(all.map { ($0.row.id, $0) }, uniquingKeysWith: { first, _ in first })
-        old.ordered = all.map(\.key)
-        old.ids = Dictionary(all.map { ($0.key, $0.row.id) }, uniquingKeysWith: { first, _ in first })
-        return old
+        return Self.sections(of: window, view: view, sections: oldSections)
     }
 
-    /// The view's sections, in the diff engine's and the wire's shape: with
-    /// `group`, one section per group value among the window's members; else
-    /// the list's sections in order, each with its members in the window.
-    /// - Complexity: O(w + s log s) for a window of w members and s sections.
+    /// The view's sections now, in the diff engine's and the wire's shape.
+    /// - Complexity: O(w log m + s log s) for a window of w members and s sections.
     var viewSections: ListSections {
-        let window = view.limit.map { ordered.prefix($0) } ?? ordered[...]
+        let count = min(view.limit ?? Int.max, ordered.count)
+        var window: [Member] = []
+        window.reserveCapacity(count)
+        for rank in 0..<count {
+            guard let key = ordered.key(atRank: rank), let id = ids[key], let member = members[id] else { continue }
+            window.append(member)
+        }
+        return Self.sections(of: window, view: view, sections: sections)
+    }
+
+    /// A window's members (in order) as the view's sections: with `group`, one
+    /// section per group value among them; else the list's sections in order,
+    /// each with its members.
+    private static func sections(of window: [Member], view: ViewSpec, sections: [Identifier: SectionRow])
+        -> ListSections
+    {
         func entry(_ member: Member) -> JSONEntry {
             JSONEntry(id: member.row.id.rawValue, model: JSONText(member.row.model.canonicalText))
         }
         if view.group != nil {
             var result: ListSections = []
             var current: JSONValue?
-            for key in window {
-                guard let id = ids[key], let member = members[id] else { continue }
+            for member in window {
                 let value = member.group ?? .null
                 if current != value {
                     let model = ViewSpec.sectionModel(ofGroup: value)
@@ -232,17 +255,10 @@ struct ViewState: Sendable {
                 ArraySection(
                     model: JSONEntry(id: section.id.rawValue, model: JSONText(section.model.canonicalText)), items: []))
         }
-        for key in window {
-            guard let id = ids[key], let member = members[id], let index = place[member.row.section] else { continue }
+        for member in window {
+            guard let index = place[member.row.section] else { continue }
             result[index].items.append(entry(member))
         }
         return result
-    }
-
-    /// Roughly the bytes this state holds (for the views' memory budget).
-    var approximateBytes: Int {
-        var bytes = 512 + sections.count * 96
-        for member in members.values { bytes += 160 + member.key.bytes.count * 2 + member.row.model.byteCount }
-        return bytes
     }
 }
