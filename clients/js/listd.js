@@ -499,7 +499,7 @@ export class ListdClient {
    * refetch after an answer that did not apply); `onDeleted(list)`;
    * `onState(state, detail)` with "connecting", "live", "polling",
    * "reconnecting" (detail: {delay, error}), "stopped"; `onError(error)` for an
-   * error that stops following (401, 403).
+   * error that stops following (400, such as a malformed view; 401, 403).
    *
    * Options: `since` and `epoch` (start from a version held; then no first
    * snapshot is fetched unless the stream resets), `transport` ("auto":
@@ -585,7 +585,8 @@ class Follower {
         }
       } catch (error) {
         if (this.stopped || error?.name === "AbortError") return;
-        if (error instanceof ListdError && (error.status === 401 || error.status === 403)) {
+        // Retrying cannot fix these: a malformed view (400) or a missing or refused token.
+        if (error instanceof ListdError && (error.status === 400 || error.status === 401 || error.status === 403)) {
           this.options.onError?.(error);
           this.stop();
           return;

@@ -319,3 +319,16 @@ test("follow with a view: the snapshot, the stream and the long-poll carry it; a
   assert.equal(calls.at(-1).path, `/lists/l/changes?since=3&timeout=30&epoch=e&${query}`);
   assert.equal(follower.snapshot.version, 3);
 });
+
+test("follow: a 400 (a malformed view) stops the follow with onError instead of retrying", async () => {
+  const { fetch, calls } = fakeFetch(() => json(400, { title: "bad view", detail: "order has an empty field name in \"a..b\"" }));
+  const errors = [];
+  const follower = new ListdClient({ baseURL: "http://x", fetch }).follow("l", {
+    view: "order=a..b", minDelay: 1, maxDelay: 5, onError: (error) => errors.push(error.status),
+  });
+  await follower.done;
+  assert.deepEqual(errors, [400]);
+  assert.equal(follower.state, "stopped");
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].path, "/lists/l?order=a..b");
+});

@@ -50,6 +50,11 @@ enum InspectorAssets {
       <h2 id="list-title">Pick a list</h2>
       <span class="meta">version <b id="version" data-version="">–</b> · epoch <code id="epoch">–</code> · resets <b id="resets" data-resets="0">0</b></span>
     </div>
+    <form id="view-form" autocomplete="off" title="A view of the list: where=path:value, q, order=[-]path, group=path, limit=N">
+      <label for="view">View</label>
+      <input id="view" type="text" spellcheck="false" placeholder="where=done:false&amp;order=due (empty: the whole list)">
+      <button type="submit">Follow</button>
+    </form>
     <p id="banner" role="status" hidden></p>
     <table id="table" aria-live="polite"></table>
     <h3>Changes</h3>
@@ -103,6 +108,8 @@ th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid var(-
 #banner[data-kind="deleted"] { background: var(--delete); }
 #log { font-size: .8rem; color: var(--muted); max-height: 12rem; overflow: auto; padding-left: 1.6rem; margin: 0; }
 .error { color: #b00020; } .muted { color: var(--muted); }
+#view-form { display: flex; gap: .4rem; align-items: center; margin: 0 0 .5rem; }
+#view-form input { flex: 1; padding: .25rem .4rem; border: 1px solid var(--line); border-radius: 4px; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .8rem; }
 
 """#),
         "inspector.js": File(
@@ -120,6 +127,8 @@ const $ = (selector) => document.querySelector(selector);
 let client = makeClient();
 let follower = null;
 let openList = null;
+/** The view of `openList` followed: a query text, empty for the whole list. */
+let openView = "";
 let resets = 0;
 /** Answers waiting to be animated, in order; each is a function returning a promise. */
 const queue = [];
@@ -177,19 +186,22 @@ function renderLists(lists) {
 
 // MARK: Following
 
-function follow(list) {
+function follow(list, view = "") {
   follower?.stop();
   queue.length = 0;
   openList = list;
+  openView = view;
+  $("#view").value = view;
   resets = 0;
   for (const row of document.querySelectorAll("#lists tbody tr")) row.classList.toggle("open", row.dataset.listId === list);
-  $("#list-title").textContent = list;
+  $("#list-title").textContent = view ? `${list} ? ${view}` : list;
   $("#table").replaceChildren();
   $("#log").replaceChildren();
   showBanner(null);
   setResets(0);
   setHead(null);
   follower = client.follow(list, {
+    view: view || undefined,
     onSnapshot: (snapshot) => enqueue(async () => {
       showBanner(null);
       render(snapshot.sections, {});
@@ -231,7 +243,7 @@ function follow(list) {
       else setConnection(state);
     },
     onError: (error) => {
-      setConnection("error", error.status === 403 ? "token refused" : "needs a token");
+      setConnection("error", { 400: "bad view", 403: "token refused" }[error.status] || "needs a token");
       showBanner(`Cannot follow ${list}: ${error.detail || error.message}`, "deleted");
     },
   });
@@ -430,9 +442,13 @@ async function animateStage(before, stage, after, hurry) {
 
 // MARK: Start
 
+/** `#list` follows the list, `#list?where=…&order=…` a view of it. */
 function openFromHash() {
-  const list = decodeURIComponent(location.hash.slice(1));
-  if (list && list !== openList) follow(list);
+  const hash = location.hash.slice(1);
+  const mark = hash.indexOf("?");
+  const list = decodeURIComponent(mark < 0 ? hash : hash.slice(0, mark));
+  const view = mark < 0 ? "" : hash.slice(mark + 1);
+  if (list && (list !== openList || view !== openView)) follow(list, view);
 }
 
 $("#token").value = sessionStorage.getItem(TOKEN_KEY) || "";
@@ -443,9 +459,16 @@ $("#token-form").addEventListener("submit", (event) => {
   else sessionStorage.removeItem(TOKEN_KEY);
   client = makeClient();
   loadLists();
-  if (openList) { const list = openList; openList = null; follow(list); }
+  if (openList) { const list = openList; openList = null; follow(list, openView); }
 });
 $("#refresh").addEventListener("click", loadLists);
+$("#view-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  if (!openList) return;
+  // The view goes in the URL's fragment as typed (listd reads it as a query: + is a space).
+  const view = $("#view").value.trim().replace(/^\?/, "");
+  location.hash = encodeURIComponent(openList) + (view ? `?${view}` : "");
+});
 window.addEventListener("hashchange", openFromHash);
 setInterval(loadLists, 5000);
 loadLists();
@@ -956,7 +979,7 @@ export class ListdClient {
    * refetch after an answer that did not apply); `onDeleted(list)`;
    * `onState(state, detail)` with "connecting", "live", "polling",
    * "reconnecting" (detail: {delay, error}), "stopped"; `onError(error)` for an
-   * error that stops following (401, 403).
+   * error that stops following (400, such as a malformed view; 401, 403).
    *
    * Options: `since` and `epoch` (start from a version held; then no first
    * snapshot is fetched unless the stream resets), `transport` ("auto":
@@ -1042,7 +1065,8 @@ class Follower {
         }
       } catch (error) {
         if (this.stopped || error?.name === "AbortError") return;
-        if (error instanceof ListdError && (error.status === 401 || error.status === 403)) {
+        // Retrying cannot fix these: a malformed view (400) or a missing or refused token.
+        if (error instanceof ListdError && (error.status === 400 || error.status === 401 || error.status === 403)) {
           this.options.onError?.(error);
           this.stop();
           return;
