@@ -19,7 +19,7 @@ public struct FollowMachine: Sendable {
 
     /// The list followed.
     public let list: String
-    /// The view of it followed: ``ListView/ViewSpec/wholeList`` for the whole list.
+    /// The view of it followed: `ViewSpec.wholeList` for the whole list.
     public let view: ViewSpec
     /// The state the follow holds, `nil` until the first snapshot and while a refetch is due.
     public private(set) var state: ListState?

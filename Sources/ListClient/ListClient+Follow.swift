@@ -39,10 +39,10 @@ extension ListClient {
     /// updates, resumption, checks, back-off and failover).
     ///
     /// The snapshot and every long-poll carry the view as its
-    /// ``ListView/ViewSpec/canonicalQuery`` (`GET /lists/{list}?where=done%3Afalse&order=due`,
+    /// `ViewSpec.canonicalQuery` (`GET /lists/{list}?where=done%3Afalse&order=due`,
     /// `GET /lists/{list}/changes?since=V&…&where=…`). A write that leaves the
     /// view alone sends no update: the follow moves on to the list's new version
-    /// silently when it hears of it, so ``ListState/version`` of the last update
+    /// silently when it hears of it, so ``/ListWire/ListState/version`` of the last update
     /// may lag the list's.
     ///
     /// ```swift
@@ -81,7 +81,7 @@ extension ListClient {
 
     /// Follows a view of each of several lists with one long-poll (`POST /changes`,
     /// each entry `{"since": V, "view": "<canonical query>"}`): `views` maps a
-    /// list's id to the view followed (``ListView/ViewSpec/wholeList`` for all of it).
+    /// list's id to the view followed (`ViewSpec.wholeList` for all of it).
     /// Emits as ``follow(lists:options:)`` does, each update in its view's positions.
     public func follow(views: [String: ViewSpec], options: FollowOptions = FollowOptions()) -> Observable<ListUpdate> {
         Observable.create { observer in

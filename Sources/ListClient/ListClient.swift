@@ -177,8 +177,8 @@ public final class ListClient: Sendable {
     /// The answer has a list's shape with the view's sections: with `group`,
     /// one section per value, its id the value's canonical JSON text (`"open"`
     /// with its quotes) and its model `{"value": v}`. Its version is the list's.
-    /// The view travels as its ``ListView/ViewSpec/canonicalQuery``; for
-    /// ``ListView/ViewSpec/wholeList`` this is ``list(_:)``.
+    /// The view travels as its `ViewSpec.canonicalQuery`; for
+    /// `ViewSpec.wholeList` this is ``list(_:)``.
     ///
     /// ```swift
     /// let open = try await client.list("tasks", view: try ViewSpec(parsing: "where=done:false&order=due"))
@@ -398,8 +398,8 @@ public final class ListClient: Sendable {
 
     /// `POST /changes` for views: waits until the view of any list in `lists`
     /// (id → version held) moves on; `views` names the view followed of each
-    /// list (a list not in it, or with ``ListView/ViewSpec/wholeList``, is followed whole).
-    /// Each view is sent as its ``ListView/ViewSpec/canonicalQuery``
+    /// list (a list not in it, or with `ViewSpec.wholeList`, is followed whole).
+    /// Each view is sent as its `ViewSpec.canonicalQuery`
     /// (`{"since": 42, "view": "where=done%3Afalse"}`).
     public func changes(
         of lists: [String: Int64], views: [String: ViewSpec], epochs: [String: String] = [:],
@@ -514,7 +514,7 @@ public final class ListClient: Sendable {
     /// Every byte of a segment or query name or value outside RFC 3986's
     /// unreserved characters (`A-Z a-z 0-9 - . _ ~`) is percent-encoded, so the
     /// server reads back exactly what was given (a `+` in a value is `%2B`, not a space).
-    /// A `view` follows `query` as its ``ListView/ViewSpec/canonicalQuery``, which is
+    /// A `view` follows `query` as its `ViewSpec.canonicalQuery`, which is
     /// already encoded with the same rule, so it is appended as it is, never
     /// encoded twice: the server reads back the very spec.
     /// The URL is written as text and parsed once: no `URLComponents` and no
