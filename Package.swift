@@ -93,7 +93,7 @@ let package = Package(
         .target(
             name: "ListClient",
             dependencies: [
-                "ReactiveCore", "SectionDiff", "JSON", "ListModel", "ListWire",
+                "ReactiveCore", "SectionDiff", "JSON", "ListModel", "ListWire", "ListView",
                 .target(name: "HTTPClient", condition: .when(platforms: [.linux])),
                 .target(name: "HTTP", condition: .when(platforms: [.linux])),
                 .target(name: "POSIXIO", condition: .when(platforms: [.linux])),
@@ -201,8 +201,8 @@ let package = Package(
         .testTarget(
             name: "ListClientTests",
             dependencies: [
-                "ListClient", "ListClientNetworking", "ListWire", "listd", "ListdTestSupport", "SectionDiff", "JSON",
-                "ReactiveCore",
+                "ListClient", "ListClientNetworking", "ListWire", "ListView", "listd", "ListdTestSupport", "SectionDiff",
+                "JSON", "ReactiveCore",
             ]
         ),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),

@@ -10,6 +10,8 @@ const $ = (selector) => document.querySelector(selector);
 let client = makeClient();
 let follower = null;
 let openList = null;
+/** The view of `openList` followed: a query text, empty for the whole list. */
+let openView = "";
 let resets = 0;
 /** Answers waiting to be animated, in order; each is a function returning a promise. */
 const queue = [];
@@ -67,19 +69,22 @@ function renderLists(lists) {
 
 // MARK: Following
 
-function follow(list) {
+function follow(list, view = "") {
   follower?.stop();
   queue.length = 0;
   openList = list;
+  openView = view;
+  $("#view").value = view;
   resets = 0;
   for (const row of document.querySelectorAll("#lists tbody tr")) row.classList.toggle("open", row.dataset.listId === list);
-  $("#list-title").textContent = list;
+  $("#list-title").textContent = view ? `${list} ? ${view}` : list;
   $("#table").replaceChildren();
   $("#log").replaceChildren();
   showBanner(null);
   setResets(0);
   setHead(null);
   follower = client.follow(list, {
+    view: view || undefined,
     onSnapshot: (snapshot) => enqueue(async () => {
       showBanner(null);
       render(snapshot.sections, {});
@@ -121,7 +126,7 @@ function follow(list) {
       else setConnection(state);
     },
     onError: (error) => {
-      setConnection("error", error.status === 403 ? "token refused" : "needs a token");
+      setConnection("error", { 400: "bad view", 403: "token refused" }[error.status] || "needs a token");
       showBanner(`Cannot follow ${list}: ${error.detail || error.message}`, "deleted");
     },
   });
@@ -320,9 +325,13 @@ async function animateStage(before, stage, after, hurry) {
 
 // MARK: Start
 
+/** `#list` follows the list, `#list?where=…&order=…` a view of it. */
 function openFromHash() {
-  const list = decodeURIComponent(location.hash.slice(1));
-  if (list && list !== openList) follow(list);
+  const hash = location.hash.slice(1);
+  const mark = hash.indexOf("?");
+  const list = decodeURIComponent(mark < 0 ? hash : hash.slice(0, mark));
+  const view = mark < 0 ? "" : hash.slice(mark + 1);
+  if (list && (list !== openList || view !== openView)) follow(list, view);
 }
 
 $("#token").value = sessionStorage.getItem(TOKEN_KEY) || "";
@@ -333,9 +342,16 @@ $("#token-form").addEventListener("submit", (event) => {
   else sessionStorage.removeItem(TOKEN_KEY);
   client = makeClient();
   loadLists();
-  if (openList) { const list = openList; openList = null; follow(list); }
+  if (openList) { const list = openList; openList = null; follow(list, openView); }
 });
 $("#refresh").addEventListener("click", loadLists);
+$("#view-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  if (!openList) return;
+  // The view goes in the URL's fragment as typed (listd reads it as a query: + is a space).
+  const view = $("#view").value.trim().replace(/^\?/, "");
+  location.hash = encodeURIComponent(openList) + (view ? `?${view}` : "");
+});
 window.addEventListener("hashchange", openFromHash);
 setInterval(loadLists, 5000);
 loadLists();

@@ -1,4 +1,5 @@
 import Foundation
+import ListView
 import ListWire
 
 /// The decisions of a follow, as a value with no I/O: what to ask the server
@@ -18,6 +19,8 @@ public struct FollowMachine: Sendable {
 
     /// The list followed.
     public let list: String
+    /// The view of it followed: `ViewSpec.wholeList` for the whole list.
+    public let view: ViewSpec
     /// The state the follow holds, `nil` until the first snapshot and while a refetch is due.
     public private(set) var state: ListState?
     /// How many times an answer was rejected and the snapshot refetched.
@@ -28,9 +31,10 @@ public struct FollowMachine: Sendable {
     public private(set) var instanceChoice: InstanceChoice
     private var hasEmitted = false
 
-    /// A machine for `list` with no state yet, asking base URL number `instance` first.
-    public init(list: String, instance: Int = 0) {
+    /// A machine for `view` of `list` with no state yet, asking base URL number `instance` first.
+    public init(list: String, view: ViewSpec = .wholeList, instance: Int = 0) {
         self.list = list
+        self.view = view
         instanceChoice = InstanceChoice(instance: instance)
     }
 
@@ -83,6 +87,13 @@ public struct FollowMachine: Sendable {
                     "an answer for \(answer.epoch)@\(answer.from) while holding \(current.epoch)@\(current.version)"))
         }
         if answer.stages.isEmpty {
+            // A view's versions are the list's: a write that left the view alone
+            // moves `to` on with nothing to apply. The data held is the view at
+            // `to`, so the follow holds that version and shows nothing.
+            if !view.isWholeList && answer.to > current.version {
+                state?.version = answer.to
+                return nil
+            }
             guard answer.to == current.version else {
                 return reject(.invalid("an answer from \(answer.from) to \(answer.to) without stages"))
             }

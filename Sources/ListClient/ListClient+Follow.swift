@@ -1,3 +1,4 @@
+import ListView
 import ListWire
 import ReactiveCore
 
@@ -29,8 +30,30 @@ extension ListClient {
     /// Events arrive on a background task, serialized; hop to the main thread
     /// (`observe(on:)`) before touching UI.
     public func follow(list: String, options: FollowOptions = FollowOptions()) -> Observable<FollowUpdate> {
+        follow(list: list, view: .wholeList, options: options)
+    }
+
+    /// Follows a view of `list` live: the items that match its filter, in its
+    /// order, grouped and windowed as it says, with the view's own positions,
+    /// exactly as ``follow(list:options:)`` follows a whole list (the same
+    /// updates, resumption, checks, back-off and failover).
+    ///
+    /// The snapshot and every long-poll carry the view as its
+    /// `ViewSpec.canonicalQuery` (`GET /lists/{list}?where=done%3Afalse&order=due`,
+    /// `GET /lists/{list}/changes?since=V&…&where=…`). A write that leaves the
+    /// view alone sends no update: the follow moves on to the list's new version
+    /// silently when it hears of it, so ``/ListWire/ListState/version`` of the last update
+    /// may lag the list's.
+    ///
+    /// ```swift
+    /// let open = try ViewSpec(parsing: "where=done:false&order=due&group=owner")
+    /// let subscription = client.follow(list: "tasks", view: open).subscribe { event in … }
+    /// ```
+    public func follow(list: String, view: ViewSpec, options: FollowOptions = FollowOptions())
+        -> Observable<FollowUpdate>
+    {
         Observable.create { observer in
-            let task = Task { await self.runFollow(list: list, options: options, observer: observer) }
+            let task = Task { await self.runFollow(list: list, view: view, options: options, observer: observer) }
             return Disposables.create { task.cancel() }
         }
     }
@@ -43,29 +66,45 @@ extension ListClient {
         StateFollow(follow(list: list, options: options))
     }
 
+    /// Follows a view of `list` (see ``follow(list:view:options:)``) and exposes only its latest state.
+    public func followState(list: String, view: ViewSpec, options: FollowOptions = FollowOptions()) -> StateFollow {
+        StateFollow(follow(list: list, view: view, options: options))
+    }
+
     /// Follows several lists with one long-poll (`POST /changes`): emits
     /// `(list, update)` pairs with the same meaning as ``follow(list:options:)``.
     /// A deleted list emits `.deleted` and is dropped; the sequence completes when
     /// no list is left. With several ``baseURLs`` it fails over as ``follow(list:options:)`` does.
     public func follow(lists: [String], options: FollowOptions = FollowOptions()) -> Observable<ListUpdate> {
+        follow(views: Dictionary(lists.map { ($0, .wholeList) }) { first, _ in first }, options: options)
+    }
+
+    /// Follows a view of each of several lists with one long-poll (`POST /changes`,
+    /// each entry `{"since": V, "view": "<canonical query>"}`): `views` maps a
+    /// list's id to the view followed (`ViewSpec.wholeList` for all of it).
+    /// Emits as ``follow(lists:options:)`` does, each update in its view's positions.
+    public func follow(views: [String: ViewSpec], options: FollowOptions = FollowOptions()) -> Observable<ListUpdate> {
         Observable.create { observer in
-            let task = Task { await self.runFollow(lists: lists, options: options, observer: observer) }
+            let task = Task { await self.runFollow(views: views, options: options, observer: observer) }
             return Disposables.create { task.cancel() }
         }
     }
 
-    private func runFollow(list: String, options: FollowOptions, observer: AnyObserver<FollowUpdate>) async {
-        var machine = FollowMachine(list: list, instance: currentInstance)
+    private func runFollow(
+        list: String, view: ViewSpec, options: FollowOptions, observer: AnyObserver<FollowUpdate>
+    ) async {
+        var machine = FollowMachine(list: list, view: view, instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
         while !Task.isCancelled {
             do throws(ListClientError) {
                 let update: FollowUpdate?
                 switch machine.nextAction {
                 case .fetchSnapshot:
-                    update = machine.receive(snapshot: try await self.list(list, instance: machine.instance))
+                    update = machine.receive(
+                        snapshot: try await self.list(list, view: view, instance: machine.instance))
                 case .poll(let since, let epoch):
                     let answer = try await changes(
-                        of: list, since: since, epoch: epoch, timeout: options.pollTimeout,
+                        of: list, view: view, since: since, epoch: epoch, timeout: options.pollTimeout,
                         slack: options.responseSlack,
                         instance: machine.instance)
                     update = machine.receive(answer)
@@ -112,8 +151,11 @@ extension ListClient {
         onFailover(Failover(lists: lists, from: from, to: to, error: error, count: choice.failovers))
     }
 
-    private func runFollow(lists: [String], options: FollowOptions, observer: AnyObserver<ListUpdate>) async {
-        var machines = Dictionary(lists.map { ($0, FollowMachine(list: $0)) }) { first, _ in first }
+    private func runFollow(
+        views: [String: ViewSpec], options: FollowOptions, observer: AnyObserver<ListUpdate>
+    ) async {
+        var machines = Dictionary(
+            uniqueKeysWithValues: views.map { ($0.key, FollowMachine(list: $0.key, view: $0.value)) })
         // One long-poll for all the lists, so one instance for all of them.
         var choice = InstanceChoice(instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
@@ -126,7 +168,7 @@ extension ListClient {
                     switch machine.nextAction {
                     case .fetchSnapshot:
                         do throws(ListClientError) {
-                            let snapshot = try await self.list(list, instance: choice.instance)
+                            let snapshot = try await self.list(list, view: machine.view, instance: choice.instance)
                             updates.append(
                                 ListUpdate(
                                     list: list, update: machines[list, default: machine].receive(snapshot: snapshot)))
@@ -144,12 +186,12 @@ extension ListClient {
                     let answers: [String: ChangeAnswer?]
                     do throws(ListClientError) {
                         answers = try await changes(
-                            of: since, epochs: epochs, timeout: options.pollTimeout, slack: options.responseSlack,
-                            instance: choice.instance)
+                            of: since, views: views, epochs: epochs, timeout: options.pollTimeout,
+                            slack: options.responseSlack, instance: choice.instance)
                     } catch  where error.status == 404 {
                         // POST /changes refuses the whole request when one list is gone;
                         // ask each list once, without waiting, to find out which.
-                        answers = try await probe(since, epochs: epochs, instance: choice.instance)
+                        answers = try await probe(since, views: views, epochs: epochs, instance: choice.instance)
                     }
                     for (list, answer) in answers.sorted(by: { $0.key < $1.key }) {
                         guard var machine = machines[list] else { continue }
@@ -189,13 +231,14 @@ extension ListClient {
 
     /// One `GET …/changes?timeout=0` per list: its answer, or `nil` when it is deleted.
     private func probe(
-        _ since: [String: Int64], epochs: [String: String], instance: Int
+        _ since: [String: Int64], views: [String: ViewSpec], epochs: [String: String], instance: Int
     ) async throws(ListClientError) -> [String: ChangeAnswer?] {
         var answers: [String: ChangeAnswer?] = [:]
         for (list, version) in since {
             do throws(ListClientError) {
                 answers[list] = try await changes(
-                    of: list, since: version, epoch: epochs[list], timeout: .zero, instance: instance)
+                    of: list, view: views[list] ?? .wholeList, since: version, epoch: epochs[list], timeout: .zero,
+                    instance: instance)
             } catch  where error.status == 404 {
                 answers[list] = .some(nil)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import ListModel
+import ListView
 import ListWire
 import Synchronization
 
@@ -171,9 +172,24 @@ public final class ListClient: Sendable {
         try await list(id, instance: nil)
     }
 
-    /// ``list(_:)`` from base URL number `instance` (the current one for `nil`).
-    func list(_ id: String, instance: Int?) async throws(ListClientError) -> ListState {
-        let body = try await json("GET", ["lists", id], bytes: nil, instance: instance)
+    /// `GET /lists/{list}?where=…&order=…`: the snapshot of a view of the list.
+    ///
+    /// The answer has a list's shape with the view's sections: with `group`,
+    /// one section per value, its id the value's canonical JSON text (`"open"`
+    /// with its quotes) and its model `{"value": v}`. Its version is the list's.
+    /// The view travels as its `ViewSpec.canonicalQuery`; for
+    /// `ViewSpec.wholeList` this is ``list(_:)``.
+    ///
+    /// ```swift
+    /// let open = try await client.list("tasks", view: try ViewSpec(parsing: "where=done:false&order=due"))
+    /// ```
+    public func list(_ id: String, view: ViewSpec) async throws(ListClientError) -> ListState {
+        try await list(id, view: view, instance: nil)
+    }
+
+    /// ``list(_:view:)`` from base URL number `instance` (the current one for `nil`).
+    func list(_ id: String, view: ViewSpec = .wholeList, instance: Int?) async throws(ListClientError) -> ListState {
+        let body = try await json("GET", ["lists", id], view: view, bytes: nil, instance: instance)
         return try decoded { () throws(WireError) in try ListState(json: body) }
     }
 
@@ -345,15 +361,29 @@ public final class ListClient: Sendable {
         try await changes(of: list, since: since, epoch: epoch, timeout: timeout, slack: slack, instance: nil)
     }
 
-    /// ``changes(of:since:epoch:timeout:slack:)`` from base URL number `instance` (the current one for `nil`).
+    /// `GET /lists/{list}/changes?since=&epoch=&timeout=&where=…`: one long-poll
+    /// for a view's change since `since`, with the view's own positions.
+    ///
+    /// A write that leaves the view alone does not answer the poll; when one
+    /// did go by, the answer may move `to` on with no stages.
+    public func changes(
+        of list: String, view: ViewSpec, since: Int64, epoch: String? = nil, timeout: Duration = .seconds(30),
+        slack: Duration = .seconds(15)
+    ) async throws(ListClientError) -> ChangeAnswer {
+        try await changes(
+            of: list, view: view, since: since, epoch: epoch, timeout: timeout, slack: slack, instance: nil)
+    }
+
+    /// ``changes(of:view:since:epoch:timeout:slack:)`` from base URL number `instance` (the current one for `nil`).
     func changes(
-        of list: String, since: Int64, epoch: String?, timeout: Duration, slack: Duration = .seconds(15),
-        instance: Int?
+        of list: String, view: ViewSpec = .wholeList, since: Int64, epoch: String?, timeout: Duration,
+        slack: Duration = .seconds(15), instance: Int?
     ) async throws(ListClientError) -> ChangeAnswer {
         var query = [("since", String(since)), ("timeout", Self.seconds(timeout))]
         if let epoch { query.append(("epoch", epoch)) }
         let answer = try await json(
-            "GET", ["lists", list, "changes"], query: query, bytes: nil, timeout: timeout + slack, instance: instance)
+            "GET", ["lists", list, "changes"], query: query, view: view, bytes: nil, timeout: timeout + slack,
+            instance: instance)
         return try decoded { () throws(WireError) in try ChangeAnswer(json: answer) }
     }
 
@@ -366,12 +396,30 @@ public final class ListClient: Sendable {
         try await changes(of: lists, epochs: epochs, timeout: timeout, slack: slack, instance: nil)
     }
 
-    /// ``changes(of:epochs:timeout:slack:)`` from base URL number `instance` (the current one for `nil`).
-    func changes(
-        of lists: [String: Int64], epochs: [String: String], timeout: Duration, slack: Duration, instance: Int?
+    /// `POST /changes` for views: waits until the view of any list in `lists`
+    /// (id → version held) moves on; `views` names the view followed of each
+    /// list (a list not in it, or with `ViewSpec.wholeList`, is followed whole).
+    /// Each view is sent as its `ViewSpec.canonicalQuery`
+    /// (`{"since": 42, "view": "where=done%3Afalse"}`).
+    public func changes(
+        of lists: [String: Int64], views: [String: ViewSpec], epochs: [String: String] = [:],
+        timeout: Duration = .seconds(30), slack: Duration = .seconds(15)
     ) async throws(ListClientError) -> [String: ChangeAnswer?] {
+        try await changes(of: lists, views: views, epochs: epochs, timeout: timeout, slack: slack, instance: nil)
+    }
+
+    /// ``changes(of:views:epochs:timeout:slack:)`` from base URL number `instance` (the current one for `nil`).
+    func changes(
+        of lists: [String: Int64], views: [String: ViewSpec] = [:], epochs: [String: String], timeout: Duration,
+        slack: Duration, instance: Int?
+    ) async throws(ListClientError) -> [String: ChangeAnswer?] {
+        let entries = lists.map { list, since -> (String, JSONValue) in
+            let version = JSONValue.number(JSONNumber(since))
+            guard let view = views[list], !view.isWholeList else { return (list, version) }
+            return (list, .object(["since": version, "view": .string(view.canonicalQuery)]))
+        }
         let body: JSONValue = .object([
-            "lists": .object(JSONObject(lists.map { ($0.key, .number(JSONNumber($0.value))) })),
+            "lists": .object(JSONObject(entries)),
             "epochs": .object(JSONObject(epochs.map { ($0.key, .string($0.value)) })),
         ])
         let answer = try await json(
@@ -406,15 +454,17 @@ public final class ListClient: Sendable {
     }
 
     /// ``json(_:_:query:body:ifMatch:timeout:)`` with a body already written (by ListWire's writers).
+    /// `view` goes after `query` (see ``makeRequest(_:_:query:view:headers:body:timeout:instance:)``);
     /// `instance` picks a base URL by index (a follow's own); `nil` is the current one.
     func json(
-        _ method: String, _ path: [String], query: [(String, String)] = [], bytes: [UInt8]?,
-        ifMatch: Int64? = nil, timeout: Duration = .seconds(30), instance: Int? = nil
+        _ method: String, _ path: [String], query: [(String, String)] = [], view: ViewSpec = .wholeList,
+        bytes: [UInt8]?, ifMatch: Int64? = nil, timeout: Duration = .seconds(30), instance: Int? = nil
     ) async throws(ListClientError) -> JSONValue {
         var headers: [(String, String)] = []
         if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
         let response = try await send(
-            method, path, query: query, headers: headers, bytes: bytes, timeout: timeout, instance: instance)
+            method, path, query: query, view: view, headers: headers, bytes: bytes, timeout: timeout,
+            instance: instance)
         return try Self.decode(response)
     }
 
@@ -438,11 +488,12 @@ public final class ListClient: Sendable {
 
     /// ``send(_:_:query:headers:body:timeout:)`` with a body already written.
     func send(
-        _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
-        bytes: [UInt8]?, timeout: Duration = .seconds(30), instance: Int? = nil
+        _ method: String, _ path: [String], query: [(String, String)] = [], view: ViewSpec = .wholeList,
+        headers: [(String, String)] = [], bytes: [UInt8]?, timeout: Duration = .seconds(30), instance: Int? = nil
     ) async throws(ListClientError) -> ClientResponse {
         let request = try makeRequest(
-            method, path, query: query, headers: headers, body: bytes, timeout: timeout, instance: instance)
+            method, path, query: query, view: view, headers: headers, body: bytes, timeout: timeout,
+            instance: instance)
         do {
             return try await transport.send(request)
         } catch let error as ListClientError {
@@ -463,12 +514,15 @@ public final class ListClient: Sendable {
     /// Every byte of a segment or query name or value outside RFC 3986's
     /// unreserved characters (`A-Z a-z 0-9 - . _ ~`) is percent-encoded, so the
     /// server reads back exactly what was given (a `+` in a value is `%2B`, not a space).
+    /// A `view` follows `query` as its `ViewSpec.canonicalQuery`, which is
+    /// already encoded with the same rule, so it is appended as it is, never
+    /// encoded twice: the server reads back the very spec.
     /// The URL is written as text and parsed once: no `URLComponents` and no
     /// `CharacterSet` per request, which cost a follower as much as the rest of
     /// its long-poll's request on Linux.
     func makeRequest(
-        _ method: String, _ path: [String], query: [(String, String)], headers: [(String, String)], body: [UInt8]?,
-        timeout: Duration, instance: Int? = nil
+        _ method: String, _ path: [String], query: [(String, String)], view: ViewSpec = .wholeList,
+        headers: [(String, String)], body: [UInt8]?, timeout: Duration, instance: Int? = nil
     ) throws(ListClientError) -> ClientRequest {
         guard let root = root(instance: instance) else {
             throw ListClientError(kind: .invalidRequest, detail: "the client has no base URL")
@@ -489,6 +543,10 @@ public final class ListClient: Sendable {
             Self.appendPercentEncoded(name, to: &text)
             text.append("=")
             Self.appendPercentEncoded(value, to: &text)
+        }
+        if !view.isWholeList {
+            text.append(query.isEmpty ? "?" : "&")
+            text.append(view.canonicalQuery)
         }
         guard let url = URL(string: text) else {
             throw ListClientError(kind: .invalidRequest, detail: "cannot build a URL for \(path)")

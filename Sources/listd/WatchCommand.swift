@@ -2,16 +2,21 @@ import ArgumentParser
 import Foundation
 import JSON
 import ListClient
+import ListView
 import ReactiveCore
 import SectionDiff
 
-/// `listd watch URL/lists/ID`: prints a list's snapshot, then each change as
-/// it arrives, until interrupted. For scripts and for people debugging a list.
+/// `listd watch URL/lists/ID [--where path:value …] [--order [-]path] …`: prints
+/// a list's (or a view's) snapshot, then each change as it arrives, until
+/// interrupted. For scripts and for people debugging a list.
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print a list's snapshot, then each change as it arrives (until Ctrl-C).",
         discussion: """
+            With --where, --q, --order, --group or --limit (or the same parameters in the URL's query),
+            the watch follows that view of the list, with the view's own sections and positions:
+              listd watch http://127.0.0.1:8080/lists/tasks --where done:false --order -due --limit 20
             text: one line per insert, delete, move and update, with ids and [section, item] positions.
             json: the snapshot, then the change answers as they came, one JSON object a line (NDJSON).
             The token comes from --token or LISTD_TOKEN and is never printed.
@@ -42,6 +47,28 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Seconds each long-poll waits on the server.")
     var pollTimeout: Double = 30
 
+    @Option(
+        name: .customLong("where"),
+        help: ArgumentHelp(
+            "Follow only items whose model has this value at this path (repeatable; all must hold).",
+            valueName: "path:value"))
+    var conditions: [String] = []
+
+    @Option(name: .customLong("q"), help: "Follow only items with this text in a string of their model.")
+    var text: String?
+
+    // Unconditional: `--order -due` is a descending order, not an unknown flag.
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Order the view's items by this path (-path: descending).", valueName: "[-]path"))
+    var order: String?
+
+    @Option(help: ArgumentHelp("Group the view's items into one section per value of this path.", valueName: "path"))
+    var group: String?
+
+    @Option(help: "Keep only the view's first N items.")
+    var limit: Int?
+
     func run() async throws {
         guard !urls.isEmpty else {
             throw ValidationError("give the list's URL, such as http://127.0.0.1:8080/lists/ID")
@@ -51,6 +78,7 @@ struct WatchCommand: AsyncParsableCommand {
         if let other = split.first(where: { $0.1 != list }) {
             throw ValidationError("every URL must name the same list: \(list) and \(other.1)")
         }
+        let view = try self.view(urls: urls)
         guard pollTimeout > 0, pollTimeout <= 300 else { throw ValidationError("--poll-timeout must be from 0 to 300") }
         let token = self.token ?? ProcessInfo.processInfo.environment["LISTD_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         let client = ListClient(baseURLs: split.map(\.0), token: token, transport: SocketTransport())
@@ -65,7 +93,7 @@ struct WatchCommand: AsyncParsableCommand {
         defer { interrupts.forEach { $0.cancel() } }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             // The subscription lives until the process exits or the follow ends.
-            _ = client.follow(list: list, options: options).subscribe { event in
+            _ = client.follow(list: list, view: view, options: options).subscribe { event in
                 switch event {
                 case .next(let update): printer.print(update)
                 case .completed: continuation.resume()
@@ -73,6 +101,29 @@ struct WatchCommand: AsyncParsableCommand {
                 }
             }
         }
+    }
+
+    /// The view the URLs' queries and the flags name together (the whole list
+    /// when none does); every URL must name the same view.
+    func view(urls: [String]) throws -> ViewSpec {
+        let queries = urls.map { URL(string: $0)?.query(percentEncoded: true) ?? "" }
+        var flags: [(name: String, value: String)] = conditions.map { ("where", $0) }
+        if let text { flags.append(("q", text)) }
+        if let order { flags.append(("order", order)) }
+        if let group { flags.append(("group", group)) }
+        if let limit { flags.append(("limit", String(limit))) }
+        let inURLs: [ViewSpec]
+        let view: ViewSpec
+        do throws(ViewSpecError) {
+            inURLs = try queries.map { query throws(ViewSpecError) in try ViewSpec(parsing: query) }
+            view = try ViewSpec(queryItems: try ViewSpec.decodeQuery(queries[0]) + flags)
+        } catch {
+            throw ValidationError(error.detail)
+        }
+        if let other = inURLs.first(where: { $0 != inURLs[0] }) {
+            throw ValidationError("every URL must name the same view: \"\(inURLs[0])\" and \"\(other)\"")
+        }
+        return view
     }
 
     /// `http://host:port/prefix/lists/ID` → (`http://host:port/prefix`, `ID`).

@@ -200,6 +200,24 @@ def main():
         require(lambda: items("dairy") == ["milk"] and items("fruit") == ["pear"] and items("veg") == ["fig", "apple"],
                 "a batch of an insert, an update, a move and a delete")
 
+        # A view typed into the query box: the page follows it instead of the whole list,
+        # with the view's sections (one per value of `done`, ids in JSON) and its own positions.
+        box = browser.find_element("id", "view")
+        box.clear()
+        box.send_keys("group=done")
+        browser.find_element("css selector", "#view-form button").click()
+        require(lambda: items("null") == ["milk", "pear", "fig"] and items("true") == ["apple"],
+                "a view's snapshot (group=done)", 5)
+        if "group=done" not in js("return location.hash"):
+            raise Failure("the view is not in the page's URL")
+        curl("PATCH", f"{base}/lists/groceries/items/pear", {"model": {"qty": 4, "done": True}})
+        require(lambda: items("null") == ["milk", "fig"] and items("true") == ["pear", "apple"],
+                "a row moved from one of the view's groups to another")
+        browser.save_screenshot(os.path.join(shots, "view.png"))
+        box.clear()
+        browser.find_element("css selector", "#view-form button").click()
+        require(lambda: items("fruit") == ["pear"] and items("veg") == ["fig", "apple"], "the whole list again", 5)
+
         curl("DELETE", f"{base}/lists/groceries")
         require(lambda: "deleted" in state()["banner"] and state()["sections"] == [], "a deleted list")
         browser.save_screenshot(os.path.join(shots, "deleted.png"))

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import JSON
 import ListClient
+import ListView
 import ListdTestSupport
 import Testing
 
@@ -95,6 +96,70 @@ import Testing
         // "Connection reset by peer", which is not one.
         #expect(!log.text.split(separator: "\n").contains { $0.hasPrefix("reset f") }, "no reset:\n\(log.text)")
         #expect(log.text.components(separatedBy: "snapshot f").count == 2, "one snapshot only:\n\(log.text)")
+    }
+
+    /// `--where`, `--order`, `--group`, `--limit` (with a condition in the URL's
+    /// query too): the watch prints the view's snapshot, with its sections and
+    /// positions, and only the writes that change the view.
+    @Test func followsTheViewTheFlagsAndTheQueryName() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        let client = server.client()
+        let start = try await client.createList(id: "v", name: "V", sections: ViewFollowTests.initialSections)
+        let (process, log) = try Self.watch([
+            "\(server.baseURL)/lists/v?where=owner:ann", "--where", "title:a+b & c:é", "--order", "-rank",
+            "--group", "done", "--limit", "3", "--poll-timeout", "60",
+        ])
+        defer {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+        }
+        let view = try ViewSpec(
+            parsing: "where=owner:ann&where=title:a%2Bb%20%26%20c%3A%C3%A9&order=-rank&group=done&limit=3")
+        let snapshot = try await client.list("v", view: view)
+        #expect(!snapshot.sections.isEmpty)
+        #expect(
+            await log.firstCapture(of: #"(snapshot v version \d+)"#, timeout: .seconds(10))
+                == "snapshot v version \(start.version)")
+        #expect(await eventually(10) { (try? await server.gauge("listd_parked_waiters")) == 1 })
+        // The snapshot printed is the view's: its group sections, its items in its order.
+        let printed = log.text.split(separator: "\n").filter { $0.hasPrefix("  ") }.map { line in
+            line.split(separator: " ").prefix(line.hasPrefix("    ") ? 4 : 3).joined(separator: " ")
+        }
+        var expected: [String] = []
+        for (index, section) in snapshot.sections.enumerated() {
+            expected.append("section \(index) \(section.model.id)")
+            for (position, item) in section.items.enumerated() {
+                expected.append("item [\(index), \(position)] \(item.id)")
+            }
+        }
+        #expect(printed == expected, "\(log.text)")
+        // bob's item is not in the view: no change is printed for it; ann's is.
+        let left = try await client.patchList(
+            "v",
+            [
+                .updateItem(
+                    id: "i0-1", model: Model(ViewFollowTests.model(done: true, rank: 9, owner: "bob", title: "b")))
+            ])
+        let changed = try await client.patchList(
+            "v",
+            [
+                .updateItem(
+                    id: "i0-4",
+                    model: Model(ViewFollowTests.model(done: true, rank: 99, owner: "ann", title: "a+b & c:é")))
+            ])
+        #expect(
+            await log.firstCapture(of: #"(changes v \d+ -> \d+)"#, timeout: .seconds(10))
+                == "changes v \(start.version) -> \(changed.to)")
+        #expect(!log.text.contains("-> \(left.to)\n"), "\(log.text)")
+    }
+
+    @Test func aMalformedViewFlagIsRefusedNamingIt() async throws {
+        let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", "--order", "a..b"])
+        try await blocking { process.waitUntilExit() }
+        await log.finished()
+        #expect(process.terminationStatus != 0)
+        #expect(log.text.contains("order has an empty field name"), "\(log.text)")
     }
 
     @Test func urlsOfDifferentListsAreRefused() async throws {

@@ -12,6 +12,9 @@
 //   });
 //   follower.stop();
 //
+//   // A view: only the open items, by due date, in sections by owner.
+//   client.follow("tasks", { view: { where: { done: false }, order: "due", group: "owner" }, onSnapshot, onChanges });
+//
 // Following reads server-sent events with fetch (EventSource cannot send an
 // Authorization header, and tokens never go in URLs), and falls back to
 // long-polling when the stream is not available. Stages are applied with
@@ -291,6 +294,92 @@ export class EventStreamParser {
   }
 }
 
+/**
+ * A view of a list (the contract's "Views"): which items (`where`, `q`), in
+ * what order (`order`, `-path` descending), grouped by which value (`group`),
+ * cut to what window (`limit`).
+ * @typedef {object} ViewSpec
+ * @property {Record<string, unknown> | Array<[string, unknown]>} [where] path → value conditions, all of
+ *   which must hold (`{done: false}`; a pair list repeats a path: `[["tags.0", "a"], ["owner", 42]]`)
+ * @property {string} [q] text some string of the model holds (case-insensitive)
+ * @property {string} [order] the path the items are ordered by; `-path` for descending
+ * @property {string} [group] the path whose values make the sections
+ * @property {number} [limit] the window: the view's first N items
+ */
+
+/**
+ * A view's query text, as the server's canonical query writes it: the
+ * `where`s sorted (by their UTF-8 text) without repeats, then `q`, `order`,
+ * `group`, `limit`, each value percent-encoded with only `A-Z a-z 0-9 - . _ ~`
+ * left as they are. A `where` string stays bare when the server would read it
+ * back as that string (`owner:ann`) and is written as JSON otherwise
+ * (`code:"42"`), so a string never turns into a number or a boolean.
+ * A string view is taken as a query text already written (a leading `?` dropped).
+ * @param {ViewSpec | string | null | undefined} view
+ * @returns {string} the query text, empty for the whole list
+ */
+export function viewQuery(view) {
+  if (view === undefined || view === null) return "";
+  if (typeof view === "string") return view.replace(/^\?/, "");
+  const where = view.where ?? {};
+  const entries = Array.isArray(where) ? where : Object.entries(where);
+  const encoder = new TextEncoder();
+  const conditions = entries
+    .map(([path, value]) => `${path}:${whereValue(value)}`)
+    .map((text) => ({ text, bytes: encoder.encode(text) }))
+    .sort((a, b) => compareBytes(a.bytes, b.bytes))
+    .filter((entry, index, sorted) => index === 0 || sorted[index - 1].text !== entry.text);
+  const pairs = conditions.map(({ text }) => `where=${encodeQueryValue(text)}`);
+  if (view.q) pairs.push(`q=${encodeQueryValue(view.q)}`);
+  if (view.order) pairs.push(`order=${encodeQueryValue(view.order)}`);
+  if (view.group) pairs.push(`group=${encodeQueryValue(view.group)}`);
+  if (view.limit !== undefined && view.limit !== null) pairs.push(`limit=${encodeQueryValue(String(view.limit))}`);
+  return pairs.join("&");
+}
+
+/**
+ * A `where` value as text: a string bare when it does not read as a JSON
+ * scalar (so the server takes it as that string), everything else as JSON.
+ * @param {unknown} value
+ * @returns {string}
+ */
+function whereValue(value) {
+  if (typeof value !== "string") return JSON.stringify(value);
+  let parsed;
+  try { parsed = JSON.parse(value); } catch { return value; }
+  // An array or object literal is read as a string by the server (null is a scalar).
+  if (parsed !== null && typeof parsed === "object") return value;
+  return JSON.stringify(value);
+}
+
+/** @param {Uint8Array} a @param {Uint8Array} b @returns {number} */
+function compareBytes(a, b) {
+  const count = Math.min(a.length, b.length);
+  for (let index = 0; index < count; index++) if (a[index] !== b[index]) return a[index] - b[index];
+  return a.length - b.length;
+}
+
+/**
+ * Every UTF-8 byte outside `A-Z a-z 0-9 - . _ ~` as `%XX` (encodeURIComponent leaves `!'()*`).
+ * @param {string} text
+ * @returns {string}
+ */
+function encodeQueryValue(text) {
+  return encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/**
+ * `path` with the view's query added to what `query` holds.
+ * @param {string} path
+ * @param {string} query the other parameters, already encoded (may be empty)
+ * @param {string} view a view's query text (may be empty)
+ * @returns {string}
+ */
+function withQuery(path, query, view) {
+  const text = [query, view].filter(Boolean).join("&");
+  return text ? `${path}?${text}` : path;
+}
+
 const sleep = (ms, signal) =>
   new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
@@ -365,7 +454,12 @@ export class ListdClient {
     const text = query.toString();
     return this.request("GET", `/lists${text ? `?${text}` : ""}`);
   }
-  getList(list) { return this.request("GET", `/lists/${encodeURIComponent(list)}`); }
+  /**
+   * The list's snapshot, or with `view` the snapshot of that view of it.
+   * @param {string} list
+   * @param {{view?: ViewSpec | string}} [options]
+   */
+  getList(list, { view } = {}) { return this.request("GET", withQuery(`/lists/${encodeURIComponent(list)}`, "", viewQuery(view))); }
   createList(list) { return this.request("POST", "/lists", { body: list }); }
   replaceList(list, snapshot, { ifMatch } = {}) {
     return this.request("PUT", `/lists/${encodeURIComponent(list)}`, { body: snapshot, headers: ifMatchHeader(ifMatch) });
@@ -385,13 +479,14 @@ export class ListdClient {
   deleteItem(list, item) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
   /**
    * One long-poll: the change since `since` (waits up to `timeout` seconds);
-   * with `maxChanges`, a larger change comes as a reset.
+   * with `maxChanges`, a larger change comes as a reset; with `view`, the
+   * change of that view (see `viewQuery`).
    */
-  changes(list, since, { epoch, timeout = 30, maxChanges, signal } = {}) {
+  changes(list, since, { epoch, timeout = 30, maxChanges, view, signal } = {}) {
     const query = new URLSearchParams({ since: String(since), timeout: String(timeout) });
     if (epoch) query.set("epoch", epoch);
     if (maxChanges !== undefined) query.set("maxChanges", String(maxChanges));
-    return this.request("GET", `/lists/${encodeURIComponent(list)}/changes?${query}`, { signal });
+    return this.request("GET", withQuery(`/lists/${encodeURIComponent(list)}/changes`, query.toString(), viewQuery(view)), { signal });
   }
 
   /**
@@ -404,7 +499,7 @@ export class ListdClient {
    * refetch after an answer that did not apply); `onDeleted(list)`;
    * `onState(state, detail)` with "connecting", "live", "polling",
    * "reconnecting" (detail: {delay, error}), "stopped"; `onError(error)` for an
-   * error that stops following (401, 403).
+   * error that stops following (400, such as a malformed view; 401, 403).
    *
    * Options: `since` and `epoch` (start from a version held; then no first
    * snapshot is fetched unless the stream resets), `transport` ("auto":
@@ -412,6 +507,16 @@ export class ListdClient {
    * the jittered back-off, `maxChanges` (a change naming more sections and
    * items than this arrives as a reset with the snapshot), `onFailover({list,
    * from, to, error})` each time the follow moves to another of `baseURLs`.
+   *
+   * `view` follows a view of the list instead of all of it: a `ViewSpec`
+   * (`{where: {done: false}, order: "-due", group: "owner", limit: 50}`) or a
+   * query text (`"where=done:false&order=-due"`). The snapshot, every stream
+   * connection and every long-poll carry it (`viewQuery`); the states and
+   * stages are the view's, with its own sections and positions. A write that
+   * leaves the view alone calls nothing: the version held moves on silently.
+   * @param {string} list
+   * @param {object} [options]
+   * @param {ViewSpec | string} [options.view]
    */
   follow(list, options = {}) {
     return new Follower(this, list, options);
@@ -442,6 +547,8 @@ class Follower {
     this.controller = new AbortController();
     this.stopped = false;
     this.state = "connecting";
+    /** The view's query text, empty for the whole list. */
+    this.view = viewQuery(options.view);
     if (options.since !== undefined) {
       this.snapshot = { id: list, epoch: options.epoch, version: options.since, sections: options.sections || [] };
     }
@@ -478,7 +585,8 @@ class Follower {
         }
       } catch (error) {
         if (this.stopped || error?.name === "AbortError") return;
-        if (error instanceof ListdError && (error.status === 401 || error.status === 403)) {
+        // Retrying cannot fix these: a malformed view (400) or a missing or refused token.
+        if (error instanceof ListdError && (error.status === 400 || error.status === 401 || error.status === 403)) {
           this.options.onError?.(error);
           this.stop();
           return;
@@ -524,7 +632,7 @@ class Follower {
   }
 
   async refetch(reason) {
-    const snapshot = await this.client.request("GET", `/lists/${encodeURIComponent(this.list)}`, {
+    const snapshot = await this.client.request("GET", withQuery(`/lists/${encodeURIComponent(this.list)}`, "", this.view), {
       signal: this.controller.signal,
     });
     const recreated = this.snapshot === null && this.deletedReported;
@@ -566,6 +674,12 @@ class Follower {
     }
     // Already applied (a replay after a reconnect): never apply a stage twice.
     if (answer.epoch === held.epoch && answer.to <= held.version) return true;
+    // A view's versions are the list's: a write that left the view alone moves
+    // `to` on with nothing to apply. Hold the new version; nothing to show.
+    if (this.view && answer.epoch === held.epoch && answer.from === held.version && !(answer.stages || []).length) {
+      this.snapshot = { ...held, version: answer.to };
+      return true;
+    }
     let states;
     try {
       states = applyAnswer(held, answer);
@@ -592,8 +706,8 @@ class Follower {
       if (held?.epoch) query.set("epoch", held.epoch);
     }
     if (this.options.maxChanges !== undefined) query.set("maxChanges", String(this.options.maxChanges));
-    const search = query.toString();
-    const path = `/lists/${encodeURIComponent(this.list)}/events${search ? `?${search}` : ""}`;
+    // The view too: the event id carries only the position, not the view.
+    const path = withQuery(`/lists/${encodeURIComponent(this.list)}/events`, query.toString(), this.view);
     this.setState("connecting");
     let response;
     try {
@@ -646,7 +760,8 @@ class Follower {
         continue;
       }
       const answer = await this.client.changes(this.list, held.version, {
-        epoch: held.epoch, timeout: 30, maxChanges: this.options.maxChanges, signal: this.controller.signal,
+        epoch: held.epoch, timeout: 30, maxChanges: this.options.maxChanges, view: this.view,
+        signal: this.controller.signal,
       });
       this.failures = 0;
       await this.handle(answer);

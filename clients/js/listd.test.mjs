@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError } from "./listd.js";
+import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError, viewQuery } from "./listd.js";
 
 const fixtureURL = new URL("../../Tests/Fixtures/stage-conformance.json", import.meta.url);
 
@@ -271,4 +271,64 @@ test("several base URLs: a 4xx does not move the follow, and one URL never moves
   const single = new ListdClient({ baseURL: "http://x/" });
   single.moveOn(0);
   assert.equal(single.baseURL, "http://x");
+});
+
+test("viewQuery writes the server's canonical query", () => {
+  // The texts ListView's ViewSpec.canonicalQuery gives for the same views.
+  assert.equal(viewQuery({ where: { done: false }, order: "-due", limit: 50 }), "where=done%3Afalse&order=-due&limit=50");
+  assert.equal(viewQuery({ where: [["owner", "ann"], ["done", false], ["owner", "ann"]], group: "owner" }),
+    "where=done%3Afalse&where=owner%3Aann&group=owner", "sorted, repeats dropped");
+  // A string stays a string: bare when it reads as one, JSON when it would read as a number, boolean or null.
+  assert.equal(viewQuery({ where: { code: "42", flag: "true", none: "null", tags: "[1]", n: 42, z: null } }),
+    "where=code%3A%2242%22&where=flag%3A%22true%22&where=n%3A42&where=none%3A%22null%22&where=tags%3A%5B1%5D&where=z%3Anull");
+  assert.equal(viewQuery({ q: "a+b & c!", order: "title.0" }), "q=a%2Bb%20%26%20c%21&order=title.0");
+  assert.equal(viewQuery({ where: { title: "café" } }), "where=title%3Acaf%C3%A9");
+  assert.equal(viewQuery("?where=done:false&order=due"), "where=done:false&order=due", "a string is used as it is");
+  assert.equal(viewQuery({}), "");
+  assert.equal(viewQuery(undefined), "");
+});
+
+test("follow with a view: the snapshot, the stream and the long-poll carry it; a write it ignores shows nothing", async () => {
+  const view = { where: { done: false }, order: "-due", group: "owner" };
+  const query = "where=done%3Afalse&order=-due&group=owner";
+  const snapshot = { id: "l", epoch: "e", version: 1, sections: [section('"ann"', [item("a")], { value: "ann" })] };
+  // The list moved to 2 without touching the view, then 3 changed it.
+  const untouched = { list: "l", epoch: "e", from: 1, to: 2, stages: [] };
+  const change = { list: "l", epoch: "e", from: 2, to: 3, stages: [{ itemInserted: [{ at: [0, 1], item: item("b") }] }] };
+  const { fetch, calls } = fakeFetch((path, init, count) => {
+    if (path.startsWith("/lists/l?")) return json(200, snapshot);
+    if (path.startsWith("/lists/l/events")) {
+      if (count === 2) return eventStream([event("change", untouched), event("change", change)]);
+      return json(404, { type: "https://listd.dev/problems/not-found", detail: "no route" });
+    }
+    return new Promise(() => {}); // the long-poll waits
+  });
+  const seen = [];
+  const client = new ListdClient({ baseURL: "http://x", fetch });
+  const follower = client.follow("l", {
+    view, minDelay: 1, maxDelay: 5,
+    onSnapshot: (s) => seen.push(["snapshot", s.version]),
+    onChanges: ({ answer, states }) => seen.push(["changes", answer.from, answer.to, states.at(-1)[0].items.map((i) => i.id)]),
+  });
+  await waitFor(() => calls.some((call) => call.path.startsWith("/lists/l/changes")), "the long-poll");
+  follower.stop();
+  assert.deepEqual(seen, [["snapshot", 1], ["changes", 2, 3, ["a", "b"]]]);
+  assert.equal(calls[0].path, `/lists/l?${query}`);
+  assert.equal(calls[1].path, `/lists/l/events?since=1&epoch=e&${query}`);
+  assert.equal(calls[2].path, `/lists/l/events?${query}`, "resuming with Last-Event-ID keeps the view");
+  assert.equal(calls.at(-1).path, `/lists/l/changes?since=3&timeout=30&epoch=e&${query}`);
+  assert.equal(follower.snapshot.version, 3);
+});
+
+test("follow: a 400 (a malformed view) stops the follow with onError instead of retrying", async () => {
+  const { fetch, calls } = fakeFetch(() => json(400, { title: "bad view", detail: "order has an empty field name in \"a..b\"" }));
+  const errors = [];
+  const follower = new ListdClient({ baseURL: "http://x", fetch }).follow("l", {
+    view: "order=a..b", minDelay: 1, maxDelay: 5, onError: (error) => errors.push(error.status),
+  });
+  await follower.done;
+  assert.deepEqual(errors, [400]);
+  assert.equal(follower.state, "stopped");
+  assert.equal(calls.length, 1);
+  assert.equal(calls[0].path, "/lists/l?order=a..b");
 });
