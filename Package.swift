@@ -194,6 +194,7 @@ let package = Package(
             name: "ListAPITests",
             dependencies: [
                 "ListdTestSupport", "ListAPI", "HTTP", "Server", "ListStore", "ListWire", "SectionDiff", "JSON",
+                "ListView", "ListModel",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -68,7 +68,7 @@ public final class ListService: HTTPHandler {
         let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
         let router = CommitRouter(onCommit: { commit in cache.committed(commit) })
         self.router = router
-        let computer = ChangeComputer(store: store, router: router)
+        let computer = ChangeComputer(store: store, router: router, viewMemory: configuration.viewMemory)
         self.computer = computer
         let hub = ChangeHub(router: router, computer: computer, metrics: metrics, tick: configuration.timeoutTick)
         self.hub = hub
@@ -108,6 +108,9 @@ public final class ListService: HTTPHandler {
         self.commitSubscription = router.connect(to: store)
         metrics.gauge("listd_parked_waiters") { [hub] in Double(hub.parkedCount) }
         metrics.gauge("listd_event_streams") { [eventHub] in Double(eventHub.streamCount) }
+        metrics.gauge("listd_views_kept") { [computer] in Double(computer.views.usage.views) }
+        metrics.gauge("listd_views_kept_bytes") { [computer] in Double(computer.views.usage.bytes) }
+        metrics.gauge("listd_views_built") { [computer] in Double(computer.views.builds) }
         metrics.counterFunction("listd_event_stream_events_total") { [eventHub] in
             Double(eventHub.eventsSent.load(ordering: .relaxed))
         }

@@ -18,6 +18,10 @@ public struct ServiceConfiguration: Sendable {
     public var eventHeartbeat: Duration = .seconds(15)
     /// Which browser origins may call listd (CORS); empty: none, and no CORS header is sent.
     public var cors = CORSPolicy()
+    /// Roughly the most bytes the views kept in memory may hold (docs/API.md,
+    /// "Views"); the least recently used are dropped beyond it and rebuilt
+    /// from the list's rows when next followed.
+    public var viewMemory = 256 << 20
 
     /// Creates a configuration with listd's defaults.
     public init(

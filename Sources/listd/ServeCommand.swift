@@ -289,6 +289,9 @@ struct Settings {
 
         service = ServiceConfiguration(
             accessPolicy: AccessPolicy(writeToken: writeToken, readToken: readToken), maxBodyBytes: maxBody)
+        let viewMemory = try env.resolve(options.viewMemory, "LISTD_VIEW_MEMORY", default: 256 << 20)
+        guard viewMemory >= 0 else { throw ValidationError("--view-memory must be at least 0") }
+        service.viewMemory = viewMemory
         var origins = options.corsOrigin
         if origins.isEmpty, let variable = env.environment["LISTD_CORS_ORIGIN"] {
             origins = variable.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {

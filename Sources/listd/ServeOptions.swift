@@ -56,6 +56,12 @@ struct ServeOptions: ParsableArguments {
     )
     var hotListMemory: Int?
 
+    @Option(
+        help:
+            "Bytes of memory for the views kept between answers, about 250 per member plus its model; the least recently used are dropped beyond it (env: LISTD_VIEW_MEMORY; default: 268435456)."
+    )
+    var viewMemory: Int?
+
     @Option(help: "Versions of history kept per list for change streams (env: LISTD_HISTORY_VERSIONS; default: 10000).")
     var historyVersions: Int?
 

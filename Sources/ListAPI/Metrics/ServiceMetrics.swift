@@ -52,6 +52,12 @@ public final class ServiceMetrics: Sendable {
             Family(name: "listd_store_writes_total", help: "Writes committed since start."),
             Family(name: "listd_store_commits_total", help: "Group commits (transactions, fsyncs) since start."),
             Family(name: "listd_event_streams", help: "Open server-sent-event streams."),
+            Family(name: "listd_views_kept", help: "Views kept in memory between answers (--view-memory)."),
+            Family(name: "listd_views_kept_bytes", help: "Roughly the bytes the kept views hold."),
+            Family(
+                name: "listd_views_built",
+                help: "Views built from their list's rows since start (first use, or dropped)."
+            ),
             Family(name: "listd_event_stream_events_total", help: "Events written to event streams."),
             Family(
                 name: "listd_event_stream_coalesced_total",
