@@ -151,7 +151,7 @@ let package = Package(
             exclude: [
                 "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua",
                 "query.sh", "lib.sh", "compare.sh",
-                "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh",
+                "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh", "views.sh", "update-view.lua",
             ]
         ),
 

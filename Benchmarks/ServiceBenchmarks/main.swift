@@ -12,6 +12,8 @@
 //                                                  over both, one write on A: time until all are answered
 //   ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS] 100 writes/s on A, one follower long-polling B:
 //                                                  write sent -> follower answered, p50/p99
+//   ServiceBenchmarks views PORT LIST VIEWS SECONDS [QUERY]  VIEWS long-poll followers, one per view
+//                                                  (QUERY with {k}: default where=owner:u{k}&order=rank)
 //   ServiceBenchmarks nchan-parked PORT PID [COUNT] `parked` against nginx + nchan (nchan.conf; PID: nginx's master)
 //   ServiceBenchmarks nchan-sse PORT PID [COUNT]    `streams` against nginx + nchan (EventSource subscribers)
 //
@@ -586,6 +588,7 @@ func behind(port: Int, writes: Int) {
 let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     usage: ServiceBenchmarks parked PORT PID [COUNT]
+           ServiceBenchmarks views PORT LIST VIEWS SECONDS [QUERY]
            ServiceBenchmarks snapshot PORT FILE [ITEMS]
            ServiceBenchmarks behind PORT [WRITES]
            ServiceBenchmarks streams PORT PID [COUNT]
@@ -647,6 +650,13 @@ case "make":
 case "query":
     guard let port = argument(1), let items = argument(2), arguments.count > 3 else { fail(usage) }
     queryBenchmark(port: port, items: items, id: arguments[3])
+case "views":
+    guard let port = argument(1), arguments.count > 2, let views = argument(3), let seconds = argument(4) else {
+        fail(usage)
+    }
+    viewFollowers(
+        port: port, list: arguments[2], views: views, seconds: Double(seconds),
+        query: arguments.count > 5 ? arguments[5] : "where=owner:u{k}&order=rank")
 case "catchup":
     guard let port = argument(1), arguments.count > 2, let clients = argument(3), let seconds = argument(4) else {
         fail(usage)

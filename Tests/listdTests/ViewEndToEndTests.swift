@@ -263,4 +263,35 @@ import Testing
         #expect(idle["from"]?.intValue == 3 && idle["to"]?.intValue == 4)
         #expect(idle["stages"]?.arrayValue?.isEmpty == true)
     }
+
+    /// A parked view waiter waits under its first condition's value: a write
+    /// that takes an item out of the view (its value before matched), or that
+    /// changes a section (the view has the list's sections), wakes it.
+    @Test func aViewsWaiterWakesForItemsLeavingItAndForSectionChanges() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        let body =
+            #"{"id":"l","sections":[{"id":"a","model":{},"items":[{"id":"i1","model":{"s":"open"}},{"id":"i2","model":{"s":"done"}}]}]}"#
+        #expect(try await server.request("POST", "/lists", body: body).status == 201)
+        async let leaving = server.get("/lists/l/changes?since=1&timeout=60&where=s:open")
+        #expect(
+            await eventually(30) {
+                (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true
+            })
+        _ = try await server.request(
+            "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i1","model":{"s":"done"}}]}"#)
+        let left = try json(try await leaving)
+        #expect(left["to"]?.intValue == 2 && left["stages"]?[0]?["itemDeleted"]?.canonicalText == "[[0,0]]")
+
+        async let section = server.get("/lists/l/changes?since=2&timeout=60&where=s:open")
+        #expect(
+            await eventually(30) {
+                (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true
+            })
+        _ = try await server.request(
+            "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateSection","id":"a","model":{"title":"A"}}]}"#)
+        let updated = try json(try await section)
+        #expect(updated["to"]?.intValue == 3)
+        #expect(updated["stages"]?[0]?["sectionUpdated"]?[0]?["model"]?.canonicalText == #"{"title":"A"}"#)
+    }
 }

@@ -22,6 +22,29 @@ final class ChangeHub: Sendable {
         var table = WaiterTable<Parked>()
         var subscriptions: [Identifier: any Disposable] = [:]
         var shuttingDown = false
+        /// The watch keys of views' waiters, by list: each names the first
+        /// `where` condition of the views parked under it (``ViewWatch``).
+        var viewWatches: [Identifier: [String: ViewWatch]] = [:]
+    }
+
+    /// Where a view's waiter waits: under a key of its list and its first
+    /// `where` condition, so a commit wakes it only when an item it touched
+    /// holds that value before or after (or a section changed), not at every
+    /// commit of the list. A view without `where` waits under the list's own key.
+    struct ViewWatch: Hashable, Sendable {
+        var path: [String]
+        var value: String
+
+        /// The watch key of `view`'s waiters on `list`, when the view has a condition.
+        static func key(_ list: Identifier, _ view: ViewSpec) -> (String, ViewWatch)? {
+            guard let condition = view.conditions.first else { return nil }
+            let watch = ViewWatch(path: condition.path, value: condition.value.canonicalText)
+            return (watch.key(list), watch)
+        }
+
+        func key(_ list: Identifier) -> String {
+            list.rawValue + "\u{1}" + path.joined(separator: ".") + "\u{1}" + value
+        }
     }
 
     private let router: CommitRouter
@@ -87,9 +110,17 @@ final class ChangeHub: Sendable {
                     return (.changed, nil)
                 }
             }
-            let id = state.table.park(
-                watches: Dictionary(uniqueKeysWithValues: since.map { ($0.key.rawValue, $0.value) }),
-                deadline: deadline, payload: parked)
+            var watches: [String: Int64] = [:]
+            for (list, version) in since {
+                if case .one = parked.watch, let view = parked.views[list], let (key, watch) = ViewWatch.key(list, view)
+                {
+                    watches[key] = version
+                    state.viewWatches[list, default: [:]][key] = watch
+                } else {
+                    watches[list.rawValue] = version
+                }
+            }
+            let id = state.table.park(watches: watches, deadline: deadline, payload: parked)
             return (.parked, id)
         }
         if let id = result.1 {
@@ -119,11 +150,15 @@ final class ChangeHub: Sendable {
     private func committed(_ commit: Commit) {
         let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])] = state.withLock { state in
             let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])]
+            var keys = [commit.list.rawValue]
+            if let watches = state.viewWatches[commit.list] {
+                keys += commit.deleted ? Array(watches.keys) : Self.woken(watches, by: commit)
+            }
             if commit.deleted {
-                let all = state.table.removeAll(watching: commit.list.rawValue)
+                let all = keys.flatMap { state.table.removeAll(watching: $0) }
                 groups = all.isEmpty ? [] : [(since: Int64(-1), waiters: all)]
             } else {
-                groups = state.table.wake(list: commit.list.rawValue, version: commit.version)
+                groups = keys.flatMap { state.table.wake(list: $0, version: commit.version) }
             }
             unsubscribeUnwatched([commit.list], in: &state)
             return groups
@@ -156,9 +191,50 @@ final class ChangeHub: Sendable {
     }
 
     private func unsubscribeUnwatched(_ lists: some Sequence<Identifier>, in state: inout State) {
-        for list in lists where !state.table.isWatched(list.rawValue) {
+        for list in lists {
+            if let watches = state.viewWatches[list] {
+                let watched = watches.filter { state.table.isWatched($0.key) }
+                state.viewWatches[list] = watched.isEmpty ? nil : watched
+            }
+            guard !state.table.isWatched(list.rawValue), state.viewWatches[list] == nil else { continue }
             state.subscriptions.removeValue(forKey: list)?.dispose()
         }
+    }
+
+    /// The view watch keys of `commit`'s list that it may have changed: those
+    /// whose condition a touched item held before or after, or all of them when
+    /// a section was inserted, deleted, moved or updated (a view without
+    /// `group` has the list's sections) or the commit has no recorded change.
+    /// - Complexity: O(k · p) for k touched items and p distinct condition paths.
+    static func woken(_ watches: [String: ViewWatch], by commit: Commit) -> [String] {
+        guard let change = commit.change else { return Array(watches.keys) }
+        func sectionOrder(_ sections: CondensedListSections) -> [String] {
+            sections.map { section in
+                switch section.model {
+                case .element(let entry): "s" + entry.id + "\u{1}" + entry.model.text
+                case .run(let id, let count): "r\(id):\(count)"
+                }
+            }
+        }
+        if sectionOrder(change.old) != sectionOrder(change.new) { return Array(watches.keys) }
+        let paths = Set(watches.values.map(\.path))
+        var woken: [String] = []
+        for side in [change.old, change.new] {
+            for section in side {
+                for item in section.items {
+                    guard case .element(let entry) = item,
+                        let model = try? JSONValue(
+                            parsing: Array(entry.model.text.utf8), limits: JSONLimits(maxDepth: 512, maxBytes: .max))
+                    else { continue }
+                    for path in paths {
+                        guard let value = model.value(atPath: path) else { continue }
+                        let key = ViewWatch(path: path, value: value.canonicalText).key(commit.list)
+                        if watches[key] != nil { woken.append(key) }
+                    }
+                }
+            }
+        }
+        return woken
     }
 
     /// Answers a `POST /changes` waiter with every watched list that moved on.

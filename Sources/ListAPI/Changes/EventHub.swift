@@ -106,7 +106,7 @@ final class EventHub: Sendable {
                 if state.subscriptions[list] == nil {
                     state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commits in
                         // A stream wants the net change to the latest: one mark per batch.
-                        if let last = commits.last { self?.committed(last) }
+                        if let last = commits.last { self?.committed(last, batch: commits) }
                     })
                 }
             }
@@ -176,7 +176,8 @@ final class EventHub: Sendable {
     }
 
     /// A commit of a followed list (on the router's fan-out queue).
-    private func committed(_ commit: Commit) {
+    /// `commit` is the last of `batch`, the commits of its list heard together.
+    private func committed(_ commit: Commit, batch: [Commit]) {
         let list = commit.list
         let streams: [Stream] = state.withLock { state in
             guard let ids = state.byList[list] else { return [] }
@@ -184,7 +185,18 @@ final class EventHub: Sendable {
         }
         var groups: [GroupKey: [Stream]] = [:]
         var coalesced = 0
+        // Streams of views the commit cannot have changed are not even marked (see ChangeHub.woken).
+        var watches: [String: ChangeHub.ViewWatch] = [:]
         for stream in streams {
+            if let view = stream.views[list], let (key, watch) = ChangeHub.ViewWatch.key(list, view) {
+                watches[key] = watch
+            }
+        }
+        let woken = watches.isEmpty ? [] : Set(batch.flatMap { ChangeHub.woken(watches, by: $0) })
+        for stream in streams {
+            if let view = stream.views[list], let (key, _) = ChangeHub.ViewWatch.key(list, view), !woken.contains(key) {
+                continue
+            }
             let (key, wasCoalesced) = stream.machine.withLock { machine -> (GroupKey?, Bool) in
                 let (wasCoalesced, action) = machine.changed(list)
                 guard case .compute(let lists) = action else { return (nil, wasCoalesced) }
