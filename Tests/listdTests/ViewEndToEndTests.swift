@@ -294,4 +294,45 @@ import Testing
         #expect(updated["to"]?.intValue == 3)
         #expect(updated["stages"]?[0]?["sectionUpdated"]?[0]?["model"]?.canonicalText == #"{"title":"A"}"#)
     }
+
+    /// Two instances on one PostgreSQL database: a view's follower moves from
+    /// one to the other mid-stream, with the version and epoch it holds, and
+    /// continues without a reset; a write on either wakes its long-poll on the other.
+    @Test(.enabled(if: TestPostgres.enabled, Comment(rawValue: TestPostgres.skipReason)))
+    func aViewsFollowerMovesBetweenInstancesWithoutAReset() async throws {
+        let database = try await TestPostgres.createDatabase()
+        defer { database.drop() }
+        let first = try await ListdServer(store: database.url)
+        defer { first.stop() }
+        let second = try await ListdServer(store: database.url)
+        defer { second.stop() }
+        let items = (0..<40).map { #"{"id":"i\#($0)","model":{"s":"\#($0 % 2 == 0 ? "open" : "done")","n":\#($0)}}"# }
+        let body = #"{"id":"l","sections":[{"id":"a","model":{},"items":["# + items.joined(separator: ",") + "]}]}"
+        #expect(try await first.request("POST", "/lists", body: body).status == 201)
+        let view = "where=s:open&order=-n&limit=5"
+        let start = try json(try await first.get("/lists/l?\(view)"))
+        var held = try ChangeReplay.sections(ofSnapshot: start)
+        var version = try #require(start["version"]?.intValue)
+        let epoch = try #require(start["epoch"]?.stringValue)
+        for round in 0..<6 {
+            let writer = round % 2 == 0 ? first : second
+            let reader = round % 2 == 0 ? second : first
+            let path = "/lists/l/changes?since=\(version)&epoch=\(epoch)&timeout=30&\(view)"
+            async let poll = reader.get(path)
+            #expect(
+                await eventually(30) {
+                    (try? await reader.get("/metrics").text.contains("listd_parked_waiters 1")) == true
+                })
+            let write = try await writer.request(
+                "PATCH", "/lists/l",
+                body: #"{"ops":[{"op":"updateItem","id":"i\#(round * 2 + 1)","model":{"s":"open","n":\#(100 + round)}}]}"#)
+            #expect(write.status == 200)
+            let answer = try json(try await poll)
+            #expect(answer["reset"] == nil, "round \(round): \(answer)")
+            held = try ChangeReplay.apply(answer, to: held)
+            version = try #require(answer["to"]?.intValue)
+            let now = try ChangeReplay.sections(ofSnapshot: try json(try await writer.get("/lists/l?\(view)")))
+            #expect(held == now, "round \(round)")
+        }
+    }
 }
