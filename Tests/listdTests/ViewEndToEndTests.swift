@@ -323,9 +323,10 @@ import Testing
                 await eventually(30) {
                     (try? await reader.get("/metrics").text.contains("listd_parked_waiters 1")) == true
                 })
+            let model = #"{"s":"open","n":\#(100 + round)}"#
             let write = try await writer.request(
-                "PATCH", "/lists/l",
-                body: #"{"ops":[{"op":"updateItem","id":"i\#(round * 2 + 1)","model":{"s":"open","n":\#(100 + round)}}]}"#)
+                "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i\#(round * 2 + 1)","model":\#(model)}]}"#
+            )
             #expect(write.status == 200)
             let answer = try json(try await poll)
             #expect(answer["reset"] == nil, "round \(round): \(answer)")
