@@ -23,6 +23,10 @@ import Testing
         "listd_event_stream_events_total": "counter",
         "listd_event_stream_coalesced_total": "counter",
         "listd_event_stream_heartbeats_total": "counter",
+        // Added with live views.
+        "listd_views_kept": "gauge",
+        "listd_views_kept_bytes": "gauge",
+        "listd_views_built": "gauge",
     ]
 
     @Test func theScrapedFamiliesAreTheOnesDashboardsKnow() async throws {
