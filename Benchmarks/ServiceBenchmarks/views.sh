@@ -61,9 +61,11 @@ LIST_PATH=/lists/v ITEMS="$items" wrk -t1 -c16 -d600s -s "$here/update-view.lua"
 writer=$!
 while [ "$(version)" -lt $((base + 10000)) ]; do sleep 0.2; done
 kill "$writer"; wait "$writer" 2>/dev/null || true
-echo -n "   10,000+ single-op versions behind ($(( $(version) - base ))), the view of u7: first, one later, ms:"
-echo " $(ms "$(t "$B/lists/v/changes?since=$base&timeout=0&where=owner:u7&order=rank")")" \
-    "$(ms "$(t "$B/lists/v/changes?since=$((base + 1))&timeout=0&where=owner:u7&order=rank")")"
+behind=$(( $(version) - 10000 ))
+echo -n "   10,000 single-op versions behind, the view of u7: first, one later, ms:"
+echo " $(ms "$(t "$B/lists/v/changes?since=$behind&timeout=0&where=owner:u7&order=rank")")" \
+    "$(ms "$(t "$B/lists/v/changes?since=$((behind + 1))&timeout=0&where=owner:u7&order=rank")")"
+echo "   (an answer: $(curl -s "$B/lists/v/changes?since=$behind&timeout=0&where=owner:u7&order=rank" | head -c 120))"
 rate() {  # rate SECONDS [IDS]: writes/s and p99
     LIST_PATH=/lists/v ITEMS="$items" IDS="${2:-}" wrk -t1 -c64 -d"${1}s" --latency -s "$here/update-view.lua" "$B" \
         | awk '/Requests\/sec/ { rps = $2 } /^ +99%/ { p99 = $2 } END { printf "%s writes/s, p99 %s", rps, p99 }'
@@ -86,7 +88,7 @@ for depth in 10 1000 90000; do
     "$bin/ServiceBenchmarks" views "$port" v 100 "$((duration + 1))" "order=-score&limit=50" > "$work/window.txt" &
     followers=$!
     sleep 1
-    echo "   rank ~$depth: $(rate "$duration" "$(cat "$work/depth-$depth")"); $(cat "$work/window.txt" 2>/dev/null)"
+    echo "   rank ~$depth: $(rate "$duration" "$(cat "$work/depth-$depth")")"
     wait "$followers"
     echo "      $(cat "$work/window.txt")"
 done

@@ -25,6 +25,10 @@ final class ChangeComputer: Sendable {
         var maxChanges: Int? = nil
         /// The view asked about (docs/API.md, "Views"); `nil`: the whole list.
         var view: ViewSpec? = nil
+        /// A view's follower holding an earlier version than `from` whose view
+        /// is the same (the writes between left it alone): the answer is
+        /// computed from `from` and says it starts here.
+        var reportFrom: Int64? = nil
     }
 
     private enum Outcome: Sendable {
@@ -105,7 +109,9 @@ final class ChangeComputer: Sendable {
             // commit's recorded change serves followers whatever their cursors say.
             if question.maxChanges == nil, let epoch = question.epoch, let head, head.epoch == epoch,
                 let known = state.recent[
-                    Question(list: question.list, from: question.from, epoch: nil, view: question.view)],
+                    Question(
+                        list: question.list, from: question.from, epoch: nil, view: question.view,
+                        reportFrom: question.reportFrom)],
                 known.epoch == epoch, known.to == head.version
             {
                 return .reuse(known)
@@ -198,8 +204,8 @@ final class ChangeComputer: Sendable {
     /// list's answer would reset, or for `maxChanges`.
     private func compute(_ question: Question, view: ViewSpec) async throws(StoreError) -> EncodedChangeAnswer {
         if let answer = try await views.answer(
-            LiveViews.Key(list: question.list, view: view), from: question.from, epoch: question.epoch,
-            maxChanges: question.maxChanges)
+            LiveViews.Key(list: question.list, view: view), from: question.from, reportFrom: question.reportFrom,
+            epoch: question.epoch, maxChanges: question.maxChanges)
         {
             router.note(ListHead(id: question.list, epoch: answer.epoch, version: answer.to))
             return answer

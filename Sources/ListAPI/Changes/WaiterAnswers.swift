@@ -125,11 +125,15 @@ struct WaiterAnswers: Sendable {
     private func answer(_ waiter: ChangeHub.Parked, of list: Identifier, view: ViewSpec) async {
         var waiter = waiter
         while true {
+            // Computed from the latest version known to have the same view as the one held.
+            let since = waiter.since[list] ?? waiter.held(list)
+            let held = waiter.held(list)
             let answer: EncodedChangeAnswer
             do throws(StoreError) {
                 answer = try await computer.answer(
                     ChangeComputer.Question(
-                        list: list, from: waiter.held(list), epoch: nil, maxChanges: waiter.maxChanges, view: view))
+                        list: list, from: since, epoch: nil, maxChanges: waiter.maxChanges, view: view,
+                        reportFrom: held == since ? nil : held))
             } catch {
                 return waiter.exchange.fail(Problem(error))
             }
@@ -166,9 +170,10 @@ struct WaiterAnswers: Sendable {
                     continue
                 }
                 do {
+                    let held = waiter.held(list)
                     let question = ChangeComputer.Question(
-                        list: list, from: waiter.held(list), epoch: waiter.epochs[list],
-                        maxChanges: waiter.maxChanges, view: waiter.views[list])
+                        list: list, from: since, epoch: waiter.epochs[list], maxChanges: waiter.maxChanges,
+                        view: waiter.views[list], reportFrom: held == since ? nil : held)
                     let answer = try await computer.answer(question)
                     if answer.ofView, !answer.reset, answer.stageCount == 0 {
                         moved[list] = answer.to

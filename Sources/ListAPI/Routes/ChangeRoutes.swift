@@ -85,14 +85,19 @@ struct ChangeRoutes: RouteGroup {
         }
         exchange.task {
             do throws(StoreError) {
+                // The latest version known to have the same view as `version` (a view's only).
+                var same = version
                 while true {
                     let answer = try await computer.answer(
-                        .init(list: head.id, from: version, epoch: epoch, maxChanges: maxChanges, view: view))
+                        .init(
+                            list: head.id, from: same, epoch: epoch, maxChanges: maxChanges, view: view,
+                            reportFrom: same == version ? nil : version))
                     // Commits since `version` that left the view alone: wait for one that does not.
                     guard let view, !answer.reset, answer.stageCount == 0, answer.to > version, timeout > .zero
                     else { return respond(answer, exchange) }
+                    same = answer.to
                     switch hub.park(
-                        .one(head.id), since: [head.id: answer.to], epochs: [head.id: answer.epoch],
+                        .one(head.id), since: [head.id: same], epochs: [head.id: answer.epoch],
                         timeout: timeout, pretty: exchange.context.pretty, maxChanges: maxChanges,
                         views: [head.id: view], held: [head.id: version], exchange: exchange)
                     {

@@ -99,14 +99,19 @@ final class LiveViews: Sendable {
     /// the current version, `epoch` is not the list's, or `maxChanges` is set
     /// (asked only when the change is larger). `nil` when writes kept landing
     /// between its reads: the caller answers from one read of the whole list.
-    func answer(_ key: Key, from: Int64, epoch: String?, maxChanges: Int?) async throws(StoreError)
-        -> EncodedChangeAnswer?
+    ///
+    /// `reportFrom`: the version the client holds, when earlier than `from`
+    /// and of the same view (the writes between left it alone); the answer
+    /// is computed from `from` and says it starts at `reportFrom`.
+    func answer(_ key: Key, from: Int64, reportFrom: Int64? = nil, epoch: String?, maxChanges: Int?)
+        async throws(StoreError) -> EncodedChangeAnswer?
     {
+        let reported = reportFrom ?? from
         for _ in 0..<4 {
             guard let span = try await store.touched(key.list, since: from),
                 epoch.map({ $0 == span.head.epoch }) ?? true, maxChanges == nil
             else {
-                return try await reset(key, from: from)
+                return try await reset(key, from: reported)
             }
             let kept = try await keptOrBuilt(key)
             let head = kept.state.withLock { $0.head }
@@ -134,11 +139,12 @@ final class LiveViews: Sendable {
                     do throws(StoreError) {
                         if state.head.version < span.head.version { try state.advance(by: span) }
                         if from == state.head.version {
-                            return .success((.unchanged(state.head, from: from), state.approximateBytes))
+                            let answer = EncodedChangeAnswer.unchanged(state.head, from: reported, to: from)
+                            return .success((answer, state.approximateBytes))
                         }
                         let old = try state.sections(before: span)
                         let answer = EncodedChangeAnswer.view(
-                            from: old, at: from, to: state.viewSections, state.head)
+                            from: old, at: reported, to: state.viewSections, state.head)
                         return .success((answer, state.approximateBytes))
                     } catch {
                         return .failure(error)
