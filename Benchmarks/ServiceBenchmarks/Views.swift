@@ -6,17 +6,23 @@ import Glibc
 /// `views PORT LIST-ID VIEWS SECONDS [QUERY]`: VIEWS long-poll followers, one
 /// per view, each on its own connection, behind one epoll: follower k follows
 /// `QUERY` with `{k}` replaced by k (default `where=owner:u{k}&order=rank`),
-/// from the list's version, asking again from each answer's `to`, for SECONDS.
+/// from the version of the view's snapshot (read first, as a client does), asking
+/// again from each answer's `to`, for SECONDS (counted once all are following).
 /// Prints the answers per second, how many carried stages, and the errors.
 func viewFollowers(port: Int, list: String, views: Int, seconds: Double, query: String) {
     _ = raiseFileLimit()
-    let head = HTTPConnection(port: port).request("GET", "/lists/\(list)/changes?since=0&timeout=0")
-    guard let start = integerField("to", in: head.body) ?? integerField("version", in: head.body) else {
-        fail("no version for list \(list): \(head.status) \(head.text.prefix(200))")
-    }
     let connections = (0..<views).map { _ in HTTPConnection(port: port) }
     let fds = connections.map(\.fd)
-    var since = [Int](repeating: start, count: views)
+    // As a client does: the view's snapshot first, then its changes from the snapshot's version.
+    var since = [Int](repeating: 0, count: views)
+    for index in 0..<views {
+        let view = query.replacingOccurrences(of: "{k}", with: String(index))
+        let snapshot = connections[index].request("GET", "/lists/\(list)?\(view)")
+        guard let version = integerField("version", in: snapshot.body) else {
+            fail("no snapshot of view \(view): \(snapshot.status) \(snapshot.text.prefix(200))")
+        }
+        since[index] = version
+    }
     var buffers = [[UInt8]](repeating: [], count: views)
     func ask(_ index: Int) {
         let view = query.replacingOccurrences(of: "{k}", with: String(index))

@@ -75,7 +75,7 @@ for round in $(seq "$rounds"); do
     alone=$(rate "$duration")
     "$bin/ServiceBenchmarks" views "$port" v "$views" "$((duration + 2))" > "$work/followers.txt" &
     followers=$!
-    sleep 2  # the followers' first long-polls build their views
+    sleep 3  # the followers read their views' snapshots (building them), then follow
     beside=$(rate "$duration")
     wait "$followers"
     a=${alone%% *}; b=${beside%% *}
