@@ -50,6 +50,27 @@ import Testing
         #expect(due, "idle again")
     }
 
+    /// A view's answer with no stages (the writes left the view alone) sends
+    /// nothing and keeps the client's version as the cursor, noting the later
+    /// version whose view is the same, from which the next answer is computed;
+    /// the next event moves the cursor on and forgets it.
+    @Test func aViewsAnswerWithoutStagesSendsNothingAndNotesTheSameVersion() {
+        var machine = EventStreamMachine(cursors: [list: .init(epoch: "e", version: 3)])
+        machine.begin(behind: [list])
+        #expect(machine.flushed() == .compute([list]))
+        var quiet = EncodedChangeAnswer.unchanged(ListHead(id: list, epoch: "e", version: 7), from: 3, to: 7)
+        quiet.ofView = true
+        let (none, idle) = machine.computed([(list, .answer(quiet))])
+        #expect(none.isEmpty && idle == .none)
+        #expect(machine.cursors[list] == .init(epoch: "e", version: 3, same: 7))
+        #expect(machine.changed(list).action == .compute([list]))
+        var loud = answer(from: 3, to: 9)
+        loud.ofView = true
+        let (events, _) = machine.computed([(list, .answer(loud))])
+        #expect(events.map(\.id) == ["l:e:9"])
+        #expect(machine.cursors[list] == .init(epoch: "e", version: 9))
+    }
+
     @Test func resetsDeletionsAndManyLists() {
         var machine = EventStreamMachine(cursors: [
             list: .init(epoch: "e", version: 3), other: .init(epoch: "f", version: 1),

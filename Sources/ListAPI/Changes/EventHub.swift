@@ -252,8 +252,9 @@ final class EventHub: Sendable {
             for list in key.lists {
                 guard let cursor = key.cursors[list] else { continue }
                 let question = ChangeComputer.Question(
-                    list: list, from: max(0, cursor.version), epoch: cursor.epoch, maxChanges: key.maxChanges,
-                    view: key.views[list])
+                    list: list, from: max(0, cursor.same ?? cursor.version), epoch: cursor.epoch,
+                    maxChanges: key.maxChanges, view: key.views[list],
+                    reportFrom: cursor.same == nil ? nil : max(0, cursor.version))
                 do throws(StoreError) {
                     outcomes.append((list, .answer(try await computer.answer(question))))
                 } catch  where error.kind == .listNotFound {

@@ -18,6 +18,10 @@ struct EventStreamMachine: Sendable {
         var version: Int64
         /// The client was told the list is deleted.
         var deleted = false
+        /// A view's stream: the latest version known to have the same view as
+        /// `version` (the writes between left it alone), from which the next
+        /// answer is computed (and said to start at `version`); nil: `version`.
+        var same: Int64? = nil
     }
 
     /// What the hub must do for this stream.
@@ -84,6 +88,10 @@ struct EventStreamMachine: Sendable {
                 if cursor.epoch ?? answer.epoch == answer.epoch, !cursor.deleted, !answer.reset, answer.ofView,
                     answer.stageCount == 0
                 {
+                    if answer.to > (cursor.same ?? cursor.version) {
+                        cursor.same = answer.to
+                        cursors[list] = cursor
+                    }
                     continue
                 }
                 cursor = Cursor(epoch: answer.epoch, version: answer.to)
