@@ -336,4 +336,37 @@ import Testing
             #expect(held == now, "round \(round)")
         }
     }
+
+    /// A view's long-poll parked through many writes that left its view alone,
+    /// then woken by one that did not, is answered from the version it holds,
+    /// exactly (the kept view is taken as unchanged through the quiet writes).
+    @Test func aViewsWaiterParkedThroughQuietWritesIsAnsweredExactly() async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        let items = (0..<30).map { #"{"id":"i\#($0)","model":{"s":"\#($0 % 3 == 0 ? "open" : "done")","n":\#($0)}}"# }
+        let body = #"{"id":"l","sections":[{"id":"a","model":{},"items":["# + items.joined(separator: ",") + "]}]}"
+        #expect(try await server.request("POST", "/lists", body: body).status == 201)
+        let view = "where=s:open&order=-n"
+        let start = try json(try await server.get("/lists/l?\(view)"))
+        let held = try ChangeReplay.sections(ofSnapshot: start)
+        async let poll = server.get("/lists/l/changes?since=1&timeout=60&\(view)")
+        #expect(
+            await eventually(30) {
+                (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true
+            })
+        for round in 0..<20 {
+            let model = #"{"s":"done","n":\#(100 + round)}"#
+            let quiet = try await server.request(
+                "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i1","model":\#(model)}]}"#)
+            #expect(quiet.status == 200)
+        }
+        let loud = try await server.request(
+            "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i2","model":{"s":"open","n":50}}]}"#)
+        #expect(loud.status == 200)
+        let answer = try json(try await poll)
+        #expect(answer["from"]?.intValue == 1 && answer["to"]?.intValue == 22)
+        let now = try ChangeReplay.sections(ofSnapshot: try json(try await server.get("/lists/l?\(view)")))
+        #expect(try ChangeReplay.apply(answer, to: held) == now)
+        #expect(answer["stages"]?[0]?["itemInserted"]?[0]?["at"]?.canonicalText == "[0,0]")
+    }
 }

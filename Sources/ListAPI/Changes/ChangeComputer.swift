@@ -29,6 +29,9 @@ final class ChangeComputer: Sendable {
         /// is the same (the writes between left it alone): the answer is
         /// computed from `from` and says it starts here.
         var reportFrom: Int64? = nil
+        /// A version from which the view is known to be the same through
+        /// `from`: a kept view at or after it may be taken as at `from`.
+        var sameSince: Int64? = nil
     }
 
     private enum Outcome: Sendable {
@@ -205,7 +208,7 @@ final class ChangeComputer: Sendable {
     private func compute(_ question: Question, view: ViewSpec) async throws(StoreError) -> EncodedChangeAnswer {
         if let answer = try await views.answer(
             LiveViews.Key(list: question.list, view: view), from: question.from, reportFrom: question.reportFrom,
-            epoch: question.epoch, maxChanges: question.maxChanges)
+            sameSince: question.sameSince, epoch: question.epoch, maxChanges: question.maxChanges)
         {
             router.note(ListHead(id: question.list, epoch: answer.epoch, version: answer.to))
             return answer

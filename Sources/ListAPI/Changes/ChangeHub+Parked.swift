@@ -36,11 +36,15 @@ extension ChangeHub {
         let held: [Identifier: Int64]
         /// The tick the waiter times out at (kept when it parks again).
         let deadline: UInt64
+        /// A view's waiter woken by a commit that parked at `since` through
+        /// every commit before it without being woken: from this version to
+        /// `since` its view is known to be the same (see ``ChangeHub/committed(_:)``).
+        let sameSince: [Identifier: Int64]
 
         init(
             exchange: Exchange, watch: Watch, pretty: Bool, since: [Identifier: Int64],
             epochs: [Identifier: String], maxChanges: Int? = nil, views: [Identifier: ViewSpec] = [:],
-            held: [Identifier: Int64] = [:], deadline: UInt64 = 0
+            held: [Identifier: Int64] = [:], deadline: UInt64 = 0, sameSince: [Identifier: Int64] = [:]
         ) {
             self.exchange = exchange
             self.watch = watch
@@ -51,18 +55,19 @@ extension ChangeHub {
             self.views = views
             self.held = held
             self.deadline = deadline
+            self.sameSince = sameSince
         }
 
         /// The version the client holds of `list`.
         func held(_ list: Identifier) -> Int64 { held[list] ?? since[list] ?? 0 }
 
         /// The same waiter, parked again at `since` (the lists' versions now).
-        func parkedAgain(since newSince: [Identifier: Int64]) -> Parked {
+        func parkedAgain(since newSince: [Identifier: Int64], sameSince: [Identifier: Int64] = [:]) -> Parked {
             var held = self.held
             for (list, version) in since where held[list] == nil { held[list] = version }
             return Parked(
                 exchange: exchange, watch: watch, pretty: pretty, since: newSince, epochs: epochs,
-                maxChanges: maxChanges, views: views, held: held, deadline: deadline)
+                maxChanges: maxChanges, views: views, held: held, deadline: deadline, sameSince: sameSince)
         }
     }
 

@@ -25,6 +25,10 @@ final class ChangeHub: Sendable {
         /// The watch keys of views' waiters, by list: each names the first
         /// `where` condition of the views parked under it (``ViewWatch``).
         var viewWatches: [Identifier: [String: ViewWatch]] = [:]
+        /// Per list, the last commit version heard and the version after which
+        /// every commit was heard in order: a view's waiter parked at or after
+        /// it and woken by a commit was not changed by the commits before it.
+        var heard: [Identifier: (last: Int64, inOrderSince: Int64)] = [:]
     }
 
     /// Where a view's waiter waits: under a key of its list and its first
@@ -155,10 +159,39 @@ final class ChangeHub: Sendable {
                 keys += commit.deleted ? Array(watches.keys) : Self.woken(watches, by: commit)
             }
             if commit.deleted {
+                state.heard[commit.list] = nil
                 let all = keys.flatMap { state.table.removeAll(watching: $0) }
                 groups = all.isEmpty ? [] : [(since: Int64(-1), waiters: all)]
             } else {
-                groups = keys.flatMap { state.table.wake(list: $0, version: commit.version) }
+                let heard = state.heard[commit.list]
+                let inOrderSince: Int64
+                if let heard, commit.version == heard.last + 1 {
+                    inOrderSince = heard.inOrderSince
+                } else {
+                    // A gap, or a commit heard late (another instance's): only what follows is in order.
+                    inOrderSince = max(commit.version - 1, heard?.last ?? 0)
+                }
+                state.heard[commit.list] = (max(commit.version, heard?.last ?? 0), inOrderSince)
+                var woken = state.table.wake(list: commit.list.rawValue, version: commit.version)
+                for key in keys.dropFirst() {
+                    for group in state.table.wake(list: key, version: commit.version) {
+                        // Parked at `since` through every commit before this one unwoken: the view at
+                        // `since` is the view just before it, so its answer is computed from there.
+                        guard group.since >= inOrderSince, group.since < commit.version - 1 else {
+                            woken.append(group)
+                            continue
+                        }
+                        let list = commit.list
+                        let restamped = group.waiters.map { waiter in
+                            var waiter = waiter
+                            waiter.payload = waiter.payload.parkedAgain(
+                                since: [list: commit.version - 1], sameSince: [list: group.since])
+                            return waiter
+                        }
+                        woken.append((since: commit.version - 1, waiters: restamped))
+                    }
+                }
+                groups = woken
             }
             unsubscribeUnwatched([commit.list], in: &state)
             return groups

@@ -133,7 +133,7 @@ struct WaiterAnswers: Sendable {
                 answer = try await computer.answer(
                     ChangeComputer.Question(
                         list: list, from: since, epoch: nil, maxChanges: waiter.maxChanges, view: view,
-                        reportFrom: held == since ? nil : held))
+                        reportFrom: held == since ? nil : held, sameSince: waiter.sameSince[list]))
             } catch {
                 return waiter.exchange.fail(Problem(error))
             }

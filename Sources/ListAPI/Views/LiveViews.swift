@@ -103,9 +103,14 @@ final class LiveViews: Sendable {
     /// `reportFrom`: the version the client holds, when earlier than `from`
     /// and of the same view (the writes between left it alone); the answer
     /// is computed from `from` and says it starts at `reportFrom`.
-    func answer(_ key: Key, from: Int64, reportFrom: Int64? = nil, epoch: String?, maxChanges: Int?)
-        async throws(StoreError) -> EncodedChangeAnswer?
-    {
+    ///
+    /// `sameSince`: a version from which the view is known to be the same
+    /// through `from` (a long-poll parked there that no commit before woke):
+    /// a kept view at or after it is taken as at `from`, with nothing to read.
+    func answer(
+        _ key: Key, from: Int64, reportFrom: Int64? = nil, sameSince: Int64? = nil, epoch: String?,
+        maxChanges: Int?
+    ) async throws(StoreError) -> EncodedChangeAnswer? {
         let reported = reportFrom ?? from
         for _ in 0..<4 {
             guard let span = try await store.touched(key.list, since: from),
@@ -117,6 +122,12 @@ final class LiveViews: Sendable {
             let head = kept.state.withLock { $0.head }
             if head.epoch != span.head.epoch {
                 drop(key)
+                continue
+            }
+            if let sameSince, head.version >= sameSince, head.version < from {
+                kept.state.withLock { state in
+                    if state.head.version >= sameSince, state.head.version < from { state.assume(version: from) }
+                }
                 continue
             }
             if head.version < from {

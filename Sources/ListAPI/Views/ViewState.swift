@@ -117,6 +117,13 @@ struct ViewState: Sendable {
         name = span.name
     }
 
+    /// Takes this state as the view at `version`, known (by who asks) to be
+    /// the same as at this state's version: the commits between left it alone.
+    mutating func assume(version: Int64) {
+        guard version > head.version else { return }
+        head = ListHead(id: head.id, epoch: head.epoch, version: version)
+    }
+
     private mutating func remove(_ id: Identifier) {
         guard let member = members.removeValue(forKey: id) else { return }
         ids[member.key] = nil
