@@ -68,6 +68,11 @@ final class LiveViews: Sendable {
         for _ in 0..<4 {
             let kept = try await keptOrBuilt(key)
             let head = kept.state.withLock { $0.head }
+            let current = try await store.head(of: key.list)
+            if current.epoch != head.epoch || kept.state.withLock({ $0.isCheaperToRebuild(than: current.version) }) {
+                drop(key)
+                continue
+            }
             guard let span = try await store.touched(key.list, since: head.version), span.head.epoch == head.epoch
             else {
                 drop(key)
@@ -128,6 +133,12 @@ final class LiveViews: Sendable {
                 kept.state.withLock { state in
                     if state.head.version >= sameSince, state.head.version < from { state.assume(version: from) }
                 }
+                continue
+            }
+            let stale = kept.state.withLock { $0.isCheaperToRebuild(than: span.head.version) }
+            if stale {
+                // Far behind: built again from its candidate rows rather than moved forward.
+                drop(key)
                 continue
             }
             if head.version < from {

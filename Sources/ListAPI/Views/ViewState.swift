@@ -38,6 +38,9 @@ struct ViewState: Sendable {
     private var ids: [ViewKey: Identifier]
     /// Roughly the bytes this state holds (for the views' memory budget), kept as members come and go.
     private(set) var approximateBytes: Int
+    /// How many rows building it read: beyond a few times as many versions
+    /// behind, building it again is cheaper than reading what they touched.
+    let buildRows: Int
 
     /// Whether the members' keys hold their section's position (else a
     /// section's move changes no key).
@@ -50,6 +53,7 @@ struct ViewState: Sendable {
         self.view = view
         head = rows.head
         name = rows.name
+        buildRows = rows.items.count + rows.sections.count
         sections = Dictionary(rows.sections.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         members = [:]
         ids = [:]
@@ -115,6 +119,13 @@ struct ViewState: Sendable {
         // Items of a deleted section were deleted with it (and are in the span).
         head = span.head
         name = span.name
+    }
+
+    /// Whether moving forward from this state to `version` (reading at least
+    /// one history row per version between) would cost more than building
+    /// the view again from its candidate rows.
+    func isCheaperToRebuild(than version: Int64) -> Bool {
+        version - head.version > Int64(max(1_000, 4 * buildRows))
     }
 
     /// Takes this state as the view at `version`, known (by who asks) to be
