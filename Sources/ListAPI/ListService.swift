@@ -110,7 +110,7 @@ public final class ListService: HTTPHandler {
         metrics.gauge("listd_event_streams") { [eventHub] in Double(eventHub.streamCount) }
         metrics.gauge("listd_views_kept") { [computer] in Double(computer.views.usage.views) }
         metrics.gauge("listd_views_kept_bytes") { [computer] in Double(computer.views.usage.bytes) }
-        metrics.gauge("listd_views_built") { [computer] in Double(computer.views.builds) }
+        metrics.counterFunction("listd_views_built_total") { [computer] in Double(computer.views.builds) }
         metrics.counterFunction("listd_event_stream_events_total") { [eventHub] in
             Double(eventHub.eventsSent.load(ordering: .relaxed))
         }

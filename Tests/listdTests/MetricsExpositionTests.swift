@@ -26,7 +26,7 @@ import Testing
         // Added with live views.
         "listd_views_kept": "gauge",
         "listd_views_kept_bytes": "gauge",
-        "listd_views_built": "gauge",
+        "listd_views_built_total": "counter",
     ]
 
     @Test func theScrapedFamiliesAreTheOnesDashboardsKnow() async throws {

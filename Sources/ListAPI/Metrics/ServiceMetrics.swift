@@ -55,7 +55,7 @@ public final class ServiceMetrics: Sendable {
             Family(name: "listd_views_kept", help: "Views kept in memory between answers (--view-memory)."),
             Family(name: "listd_views_kept_bytes", help: "Roughly the bytes the kept views hold."),
             Family(
-                name: "listd_views_built",
+                name: "listd_views_built_total",
                 help: "Views built from their list's rows since start (first use, or dropped)."
             ),
             Family(name: "listd_event_stream_events_total", help: "Events written to event streams."),
