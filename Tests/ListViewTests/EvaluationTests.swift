@@ -141,7 +141,8 @@ import Testing
         var view: [ViewSection] = []
         for entry in window {
             let id = ViewSpec.sectionID(ofGroup: entry.group ?? .null)
-            if view.last?.id != id {
+            // By bytes: Swift's String == would join "\"é\"" and "\"e\u{301}\"", two values.
+            if !(view.last.map { $0.id.utf8.elementsEqual(id.utf8) } ?? false) {
                 view.append(ViewSection(id: id, model: ViewSpec.sectionModel(ofGroup: entry.group ?? .null), items: []))
             }
             view[view.count - 1].items.append(entry.item)
