@@ -43,6 +43,9 @@ final class LiveViews: Sendable {
         var bytes = 0
         var clock: UInt64 = 0
         var builds = 0
+        /// Views being built, with the askers waiting for them: a hundred
+        /// followers arriving at once build a view once.
+        var building: [Key: [CheckedContinuation<Result<Kept, StoreError>, Never>]] = [:]
     }
 
     private let store: any Store
@@ -214,26 +217,62 @@ final class LiveViews: Sendable {
     // MARK: - The table
 
     private func keptOrBuilt(_ key: Key) async throws(StoreError) -> Kept {
-        let found = table.withLock { table -> Kept? in
-            guard var entry = table.entries[key] else { return nil }
-            table.clock += 1
-            entry.used = table.clock
-            table.entries[key] = entry
-            return entry.kept
+        enum Role { case found(Kept), wait, build }
+        let role = table.withLock { table -> Role in
+            if var entry = table.entries[key] {
+                table.clock += 1
+                entry.used = table.clock
+                table.entries[key] = entry
+                return .found(entry.kept)
+            }
+            if table.building[key] != nil { return .wait }
+            table.building[key] = []
+            return .build
         }
-        if let found { return found }
-        let state = try await fresh(key)
-        let bytes = state.approximateBytes
-        return table.withLock { table in
-            table.builds += 1
-            // Built by another asker meanwhile: keep theirs.
-            if let existing = table.entries[key] { return existing.kept }
-            let kept = Kept(state)
-            table.clock += 1
-            table.entries[key] = Entry(kept: kept, bytes: bytes, used: table.clock)
-            table.bytes += bytes
-            evict(sparing: key, in: &table)
+        switch role {
+        case .found(let kept):
             return kept
+        case .wait:
+            let result = await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<Kept, StoreError>, Never>) in
+                let waiting = table.withLock { table -> Bool in
+                    guard table.building[key] != nil else { return false }
+                    table.building[key]?.append(continuation)
+                    return true
+                }
+                // Built between the look and here: look again.
+                if !waiting { continuation.resume(returning: .failure(StoreError(.cancelled, "built meanwhile"))) }
+            }
+            switch result {
+            case .success(let kept): return kept
+            case .failure(let error) where error.kind == .cancelled: return try await keptOrBuilt(key)
+            case .failure(let error): throw error
+            }
+        case .build:
+            let result: Result<Kept, StoreError>
+            do throws(StoreError) {
+                let state = try await fresh(key)
+                let bytes = state.approximateBytes
+                result = .success(
+                    table.withLock { table in
+                        table.builds += 1
+                        let kept = Kept(state)
+                        table.clock += 1
+                        if let old = table.entries.updateValue(
+                            Entry(kept: kept, bytes: bytes, used: table.clock), forKey: key)
+                        {
+                            table.bytes -= old.bytes
+                        }
+                        table.bytes += bytes
+                        evict(sparing: key, in: &table)
+                        return kept
+                    })
+            } catch {
+                result = .failure(error)
+            }
+            let waiting = table.withLock { $0.building.removeValue(forKey: key) ?? [] }
+            for continuation in waiting { continuation.resume(returning: result) }
+            return try result.get()
         }
     }
 
