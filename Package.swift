@@ -51,7 +51,7 @@ let package = Package(
         .target(
             name: "ListStore",
             dependencies: [
-                "ListModel", "ListWire", "SectionDiff", "Storage", "SchemaMigration", "JSON", "CSystem",
+                "ListModel", "ListWire", "ListView", "SectionDiff", "Storage", "SchemaMigration", "JSON", "CSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

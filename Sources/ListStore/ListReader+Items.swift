@@ -1,5 +1,6 @@
 import JSON
 import ListModel
+import ListView
 import Storage
 
 extension ListReader {
@@ -383,23 +384,9 @@ extension ListReader {
             else { return false }
         }
         if let text = query.text, !text.isEmpty {
-            return containsString(value, text)
+            return ViewSpec.containsString(value, text)
         }
         return true
-    }
-
-    /// Whether any string value in `value` contains `text`, ignoring case.
-    static func containsString(_ value: JSONValue, _ text: String) -> Bool {
-        switch value {
-        case .string(let string):
-            return string.range(of: text, options: .caseInsensitive) != nil
-        case .array(let elements):
-            return elements.contains { containsString($0, text) }
-        case .object(let members):
-            return members.contains { containsString($0.value, text) }
-        default:
-            return false
-        }
     }
 
     // MARK: Declared indexes

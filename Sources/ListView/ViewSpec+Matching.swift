@@ -55,9 +55,9 @@ extension ViewSpec {
         Model(.object(["value": value]))
     }
 
-    /// Whether any string value in `value` contains `text`, ignoring case: the
-    /// store's item-query test, word for word.
-    static func containsString(_ value: JSONValue, _ text: String) -> Bool {
+    /// Whether any string value in `value` contains `text`, ignoring case:
+    /// `q`'s test, for views and for the store's item queries alike.
+    public static func containsString(_ value: JSONValue, _ text: String) -> Bool {
         switch value {
         case .string(let string):
             return string.range(of: text, options: .caseInsensitive) != nil
