@@ -98,6 +98,13 @@ import Testing
         }
     }
 
+    /// Whether `count` long-polls are parked on `server` within 30 s (a state, not a delay).
+    static func parked(_ count: Int, on server: ListdServer) async -> Bool {
+        await eventually(30) {
+            (try? await server.get("/metrics").text.contains("listd_parked_waiters \(count)")) == true
+        }
+    }
+
     func json(_ reply: ListdServer.Reply) throws -> JSONValue {
         try JSONValue(parsing: Array(reply.body), limits: JSONLimits(maxDepth: 64, maxBytes: .max))
     }
@@ -231,19 +238,13 @@ import Testing
         async let poll = server.get("/lists/l/changes?since=1&timeout=60&where=s:open")
         async let many = server.request(
             "POST", "/changes", body: #"{"lists":{"l":{"since":1,"view":"where=s:open"}},"timeout":60}"#, timeout: 90)
-        #expect(
-            await eventually(30) {
-                (try? await server.get("/metrics").text.contains("listd_parked_waiters 2")) == true
-            })
+        #expect(await Self.parked(2, on: server))
         // Leaves the view alone (i2 stays done): v2.
         let quiet = try await server.request(
             "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i2","model":{"s":"done","n":1}}]}"#)
         #expect(quiet.status == 200)
         // Both park again at v2 (a state, not a delay), then a write that changes the view: v3.
-        #expect(
-            await eventually(30) {
-                (try? await server.get("/metrics").text.contains("listd_parked_waiters 2")) == true
-            })
+        #expect(await Self.parked(2, on: server))
         let loud = try await server.request(
             "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i2","model":{"s":"open"}}]}"#)
         #expect(loud.status == 200)
@@ -274,20 +275,14 @@ import Testing
             #"{"id":"l","sections":[{"id":"a","model":{},"items":[{"id":"i1","model":{"s":"open"}},{"id":"i2","model":{"s":"done"}}]}]}"#
         #expect(try await server.request("POST", "/lists", body: body).status == 201)
         async let leaving = server.get("/lists/l/changes?since=1&timeout=60&where=s:open")
-        #expect(
-            await eventually(30) {
-                (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true
-            })
+        #expect(await Self.parked(1, on: server))
         _ = try await server.request(
             "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i1","model":{"s":"done"}}]}"#)
         let left = try json(try await leaving)
         #expect(left["to"]?.intValue == 2 && left["stages"]?[0]?["itemDeleted"]?.canonicalText == "[[0,0]]")
 
         async let section = server.get("/lists/l/changes?since=2&timeout=60&where=s:open")
-        #expect(
-            await eventually(30) {
-                (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true
-            })
+        #expect(await Self.parked(1, on: server))
         _ = try await server.request(
             "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateSection","id":"a","model":{"title":"A"}}]}"#)
         let updated = try json(try await section)
@@ -319,10 +314,7 @@ import Testing
             let reader = round % 2 == 0 ? second : first
             let path = "/lists/l/changes?since=\(version)&epoch=\(epoch)&timeout=30&\(view)"
             async let poll = reader.get(path)
-            #expect(
-                await eventually(30) {
-                    (try? await reader.get("/metrics").text.contains("listd_parked_waiters 1")) == true
-                })
+            #expect(await Self.parked(1, on: reader))
             let model = #"{"s":"open","n":\#(100 + round)}"#
             let write = try await writer.request(
                 "PATCH", "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"i\#(round * 2 + 1)","model":\#(model)}]}"#
@@ -350,10 +342,7 @@ import Testing
         let start = try json(try await server.get("/lists/l?\(view)"))
         let held = try ChangeReplay.sections(ofSnapshot: start)
         async let poll = server.get("/lists/l/changes?since=1&timeout=60&\(view)")
-        #expect(
-            await eventually(30) {
-                (try? await server.get("/metrics").text.contains("listd_parked_waiters 1")) == true
-            })
+        #expect(await Self.parked(1, on: server))
         for round in 0..<20 {
             let model = #"{"s":"done","n":\#(100 + round)}"#
             let quiet = try await server.request(
