@@ -231,6 +231,8 @@ final class ChangeHub: Sendable {
             }
             guard !state.table.isWatched(list.rawValue), state.viewWatches[list] == nil else { continue }
             state.subscriptions.removeValue(forKey: list)?.dispose()
+            // Unsubscribed, the hub hears none of its commits: what it knew of their order ends here.
+            state.heard[list] = nil
         }
     }
 
