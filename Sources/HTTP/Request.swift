@@ -8,6 +8,10 @@ public struct Request: Sendable {
     public var pathParameters: [String: String]
     /// The client's address, for example `127.0.0.1:50312`; filled by the server.
     public var remoteAddress: String
+    /// What the handler decided about the request's head before its body was read
+    /// (`HTTPHandler.admit`), handed back with the whole request; nil when the handler
+    /// did not look at the head (or keeps nothing from it).
+    public var admission: (any Sendable)?
 
     /// Creates a request.
     public init(

@@ -293,6 +293,20 @@ public struct RequestParser: Sendable {
         }
     }
 
+    /// Drops the request whose head ``next()`` just reported, when no body follows it, so the
+    /// next event is the next request's; the server does this when it refuses a request on its
+    /// head. Returns false, and changes nothing, when a body follows: its bytes could only be
+    /// skipped by reading them, so the caller must close the connection instead.
+    public mutating func skipBodylessRequest() -> Bool {
+        guard state == .complete else { return false }
+        head = RequestParser.placeholderHead
+        body = []
+        bodyTotal = 0
+        scanFrom = position
+        state = .requestLine
+        return true
+    }
+
     /// Hands out the finished request and gets ready for the next one.
     private mutating func completeRequest() -> Step {
         let request = Request(head: head, body: body)

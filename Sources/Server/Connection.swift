@@ -20,6 +20,8 @@ final class Connection {
     var output = OutputBuffer()
     /// What the selector watches for this socket now.
     var interest: SelectorInterest
+    /// What the handler kept when it admitted the head of the request being read.
+    var admission: (any Sendable)?
     /// The outstanding request's responder (processing or streaming).
     var responder: Responder?
     /// The handler returned without answering: counted as parked.

@@ -134,6 +134,21 @@ struct ConnectionStateMachine {
         }
     }
 
+    /// The handler refused a request on its head: its answer is written next, and the
+    /// connection closes after it when `closing` (a body was announced and is not read).
+    mutating func headRefused(_ head: RequestHead, closing: Bool) -> Action {
+        switch state {
+        case .idle, .readingHead:
+            state = .processing(
+                Exchange(
+                    method: head.method, version: head.version,
+                    keepAlive: head.keepAlive && !isDraining && !closing))
+            return .cancelTimer
+        default:
+            preconditionFailure("head refused in state \(state)")
+        }
+    }
+
     /// The parser found a complete request.
     mutating func requestReceived(_ head: RequestHead) -> Action {
         switch state {

@@ -401,9 +401,24 @@ final class EventLoopCore {
             guard let event = connection.parser.next() else { break }
             switch event {
             case .head(let head):
-                perform(connection.machine.headReceived(head), on: connection)
+                switch context.handler.admit(head, remoteAddress: connection.remoteAddress) {
+                case .admit(let admission):
+                    connection.admission = admission
+                    perform(connection.machine.headReceived(head), on: connection)
+                case .refuse(let response):
+                    // A refused body is never read: without one, the connection goes on to the
+                    // next request; with one, it closes after the answer (and lingers, discarding).
+                    context.counters.requests.add(1, ordering: .relaxed)
+                    let closing = !connection.parser.skipBodylessRequest()
+                    perform(connection.machine.headRefused(head, closing: closing), on: connection)
+                    perform(
+                        connection.machine.responseReady(handlerWantsClose: closing), on: connection,
+                        response: response)
+                }
             case .request(var request):
                 request.remoteAddress = connection.remoteAddress
+                request.admission = connection.admission
+                connection.admission = nil
                 perform(connection.machine.requestReceived(request.head), on: connection)
                 dispatch(request, on: connection)
             case .failure(let error):

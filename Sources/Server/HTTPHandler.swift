@@ -6,6 +6,16 @@ import HTTP
 /// until the list changes, so a handler must be able to answer later, from
 /// any thread, without holding the event loop.
 public protocol HTTPHandler: Sendable {
+    /// Decides on a request from its head alone, before any byte of its body is read
+    /// (authentication, routing, the `Host` check).
+    ///
+    /// Called on the connection's event loop thread; it must not block. A refusal is sent at
+    /// once, without `100 Continue`, and, when a body was announced, with `Connection: close`:
+    /// the body is discarded unread, never buffered. An admission's value comes back as the
+    /// whole request's ``Request/admission`` in ``handle(_:responder:)``. The default admits
+    /// every request and keeps nothing.
+    func admit(_ head: RequestHead, remoteAddress: String) -> HeadDecision
+
     /// Handles one request.
     ///
     /// Called on the connection's event loop thread; it must not block. Answer
@@ -23,7 +33,18 @@ public protocol HTTPHandler: Sendable {
     func errorResponse(status: HTTPStatus, detail: String) -> Response
 }
 
+/// What ``HTTPHandler/admit(_:remoteAddress:)`` decided about a request's head.
+public enum HeadDecision: Sendable {
+    /// Read the body (sending `100 Continue` if the client waits for it), then hand the request
+    /// to the handler with this value as its ``Request/admission``.
+    case admit((any Sendable)?)
+    /// Send this response instead; the request never reaches ``HTTPHandler/handle(_:responder:)``.
+    case refuse(Response)
+}
+
 extension HTTPHandler {
+    public func admit(_ head: RequestHead, remoteAddress: String) -> HeadDecision { .admit(nil) }
+
     public func errorResponse(status: HTTPStatus, detail: String) -> Response {
         ErrorResponse.plainText(status: status, detail: detail)
     }

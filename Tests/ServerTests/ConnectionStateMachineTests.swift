@@ -75,6 +75,24 @@ import Testing
         #expect(machine.bytesReceived() == .armTimer(.body))
     }
 
+    @Test func aHeadRefusedWithABodyClosesAfterTheAnswer() {
+        var machine = Machine()
+        _ = machine.bytesReceived()
+        #expect(machine.headRefused(Self.head(.post, expectsContinue: true), closing: true) == .cancelTimer)
+        let exchange = Machine.Exchange(method: .post, version: .http1_1, keepAlive: false)
+        #expect(machine.responseReady(handlerWantsClose: true) == .writeResponse(exchange))
+        #expect(machine.state == .closingAfterFlush)
+    }
+
+    @Test func aHeadRefusedWithoutABodyKeepsTheConnection() {
+        var machine = Machine()
+        _ = machine.bytesReceived()
+        #expect(machine.headRefused(Self.head(), closing: false) == .cancelTimer)
+        let exchange = Machine.Exchange(method: .get, version: .http1_1, keepAlive: true)
+        #expect(machine.responseReady(handlerWantsClose: false) == .writeResponse(exchange))
+        #expect(machine.state == .idle)
+    }
+
     @Test func headTimeoutAnswers408AndCloses() {
         var machine = Machine()
         _ = machine.bytesReceived()
