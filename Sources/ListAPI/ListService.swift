@@ -140,6 +140,10 @@ public final class ListService: HTTPHandler {
     /// How many long-polls are parked.
     public var parkedWaiters: Int { hub.parkedCount }
 
+    public func admit(_ head: RequestHead, remoteAddress: String) -> HeadDecision {
+        pipeline.admit(head, remoteAddress: remoteAddress)
+    }
+
     public func handle(_ request: Request, responder: Responder) {
         pipeline.handle(request, responder: responder)
     }

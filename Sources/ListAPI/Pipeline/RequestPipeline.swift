@@ -20,8 +20,43 @@ final class RequestPipeline: Sendable {
         self.routes = routes.router
     }
 
-    /// Handles one request (on the connection's event loop; never blocks).
-    func handle(_ request: Request, responder: Responder) {
+    /// What the pipeline decided on a request's head: the matched route and the
+    /// context every middleware admitted, handed back with the whole request.
+    final class Admitted: Sendable {
+        let context: Context
+        let route: Route?
+        let unrouted: Problem?
+
+        init(context: Context, route: Route?, unrouted: Problem?) {
+            self.context = context
+            self.route = route
+            self.unrouted = unrouted
+        }
+    }
+
+    /// Decides on a request from its head, before its body is read (on the
+    /// connection's event loop; never blocks): the route is matched and each
+    /// middleware in order may answer or refuse it, so a caller without a
+    /// valid token never gets `100 Continue` and its body is never buffered.
+    /// A request no route matches is answered here too (404, 405).
+    func admit(_ head: RequestHead, remoteAddress: String) -> HeadDecision {
+        switch prepare(Request(head: head, remoteAddress: remoteAddress)) {
+        case .admitted(let admitted):
+            guard admitted.route != nil else { return .refuse(answer(admitted.unrouted, admitted.context)) }
+            return .admit(admitted)
+        case .answered(let response, let context):
+            var response = response
+            passOut(&response, context)
+            return .refuse(response)
+        }
+    }
+
+    private enum Preparation {
+        case admitted(Admitted)
+        case answered(Response, Context)
+    }
+
+    private func prepare(_ request: Request) -> Preparation {
         let started = ContinuousClock.now
         var request = request
         let route: Route?
@@ -42,28 +77,52 @@ final class RequestPipeline: Sendable {
         for stage in middleware {
             switch stage.admit(&context) {
             case .proceed: continue
-            case .answer(let response):
-                return Exchange(context: context, responder: responder, pipeline: self).respond(response)
-            case .refuse(let problem):
-                return Exchange(context: context, responder: responder, pipeline: self).fail(problem)
+            case .answer(let response): return .answered(response, context)
+            case .refuse(let problem): return .answered(Self.render(problem), context)
             }
         }
+        return .admitted(Admitted(context: context, route: route, unrouted: unrouted))
+    }
+
+    private func answer(_ problem: Problem?, _ context: Context) -> Response {
+        var response = Self.render(problem ?? .noRoute(context.request.method, context.request.path))
+        passOut(&response, context)
+        return response
+    }
+
+    /// Handles one request (on the connection's event loop; never blocks):
+    /// the route its head was admitted to runs with the whole request. A
+    /// request that reaches here unadmitted (the package's in-process tests
+    /// call handlers directly) is admitted now.
+    func handle(_ request: Request, responder: Responder) {
+        let admitted: Admitted
+        if let decided = request.admission as? Admitted {
+            admitted = decided
+        } else {
+            switch prepare(request) {
+            case .admitted(let now): admitted = now
+            case .answered(let response, let context):
+                return Exchange(context: context, responder: responder, pipeline: self).respond(response)
+            }
+        }
+        var context = admitted.context
+        context.request.body = request.body
         let exchange = Exchange(context: context, responder: responder, pipeline: self)
-        let admitted = context
-        guard let route else {
-            return exchange.fail(unrouted ?? .noRoute(request.method, request.path))
+        let ready = context
+        guard let route = admitted.route else {
+            return exchange.fail(admitted.unrouted ?? .noRoute(request.method, request.path))
         }
         switch route.action {
         case .sync(let body):
             do {
-                exchange.respond(try body(admitted))
+                exchange.respond(try body(ready))
             } catch {
                 exchange.fail(error)
             }
         case .async(let body):
             exchange.task {
                 do {
-                    exchange.respond(try await body(admitted))
+                    exchange.respond(try await body(ready))
                 } catch {
                     exchange.fail(error)
                 }
