@@ -109,6 +109,7 @@ let package = Package(
             dependencies: [
                 "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "SchemaMigration",
                 "Postgres", "PostgresStore", "ListClient", "ListWire", "SectionDiff", "JSON", "ReactiveCore", "CSystem",
+                "Tokens", "ListView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -221,7 +222,7 @@ let package = Package(
             name: "listdTests",
             dependencies: [
                 "listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON", "ListClient", "ListClientNetworking",
-                "ReactiveCore", "ListView", "ListModel",
+                "ReactiveCore", "ListView", "ListModel", "Tokens",
             ]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
