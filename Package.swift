@@ -239,5 +239,8 @@ if Context.environment["LISTD_FUZZ"] != nil {
         .executableTarget(name: "JSONFuzzer", dependencies: ["JSON"], path: "Fuzz/JSONFuzzer", swiftSettings: fuzzer),
         .executableTarget(
             name: "OpsFuzzer", dependencies: ["ListAPI", "ListWire", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer", swiftSettings: fuzzer),
+        .executableTarget(
+            name: "TokenFuzzer", dependencies: ["Tokens", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Fuzz/TokenFuzzer", swiftSettings: fuzzer),
     ]
 }
