@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         // A command plugin only (`swift package generate-documentation`, `.ci/docs`): no target
         // depends on it, so `swift build` and the server's build never compile it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -77,10 +78,13 @@ let package = Package(
         ),
 
         // MARK: The service
+        // Signed tokens (JWTs): verifying and minting them; knows nothing of lists or HTTP.
+        .target(name: "Tokens", dependencies: [.product(name: "JWTKit", package: "jwt-kit")]),
         .target(
             name: "ListAPI",
             dependencies: [
                 "HTTP", "Server", "ListModel", "ListStore", "ListWire", "ListView", "JSON", "SectionDiff", "ReactiveCore",
+                "Tokens",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
@@ -105,6 +109,7 @@ let package = Package(
             dependencies: [
                 "ListAPI", "Server", "HTTPClient", "POSIXIO", "HTTP", "ListStore", "Storage", "SchemaMigration",
                 "Postgres", "PostgresStore", "ListClient", "ListWire", "SectionDiff", "JSON", "ReactiveCore", "CSystem",
+                "Tokens", "ListView",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -187,6 +192,12 @@ let package = Package(
         .testTarget(
             name: "PostgresStoreTests",
             dependencies: ["PostgresStore", "ListStore", "Postgres", "SchemaMigration", "ListdTestSupport"]),
+        .testTarget(
+            name: "TokensTests",
+            dependencies: [
+                "Tokens", "ListdTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
@@ -211,7 +222,7 @@ let package = Package(
             name: "listdTests",
             dependencies: [
                 "listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON", "ListClient", "ListClientNetworking",
-                "ReactiveCore", "ListView", "ListModel",
+                "ReactiveCore", "ListView", "ListModel", "Tokens",
             ]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
@@ -228,5 +239,8 @@ if Context.environment["LISTD_FUZZ"] != nil {
         .executableTarget(name: "JSONFuzzer", dependencies: ["JSON"], path: "Fuzz/JSONFuzzer", swiftSettings: fuzzer),
         .executableTarget(
             name: "OpsFuzzer", dependencies: ["ListAPI", "ListWire", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer", swiftSettings: fuzzer),
+        .executableTarget(
+            name: "TokenFuzzer", dependencies: ["Tokens", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Fuzz/TokenFuzzer", swiftSettings: fuzzer),
     ]
 }

@@ -156,6 +156,29 @@ public enum System {
         precondition(result == 0 || csystem_errno() != EBADF, "close(\(fd)): descriptor was not open")
     }
 
+    // MARK: Files
+
+    /// Creates the file `path` for writing, with permission bits `mode` from the first byte on
+    /// (a secret is never readable by others, even for a moment). Fails with EEXIST if anything is
+    /// at `path`, a symbolic link included: nothing is ever overwritten.
+    public static func createNewFile(_ path: String, mode: mode_t) throws(SystemError) -> Int32 {
+        try retrying("open") { Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+    }
+
+    /// Writes all of `bytes` to the blocking descriptor `fd`.
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        guard let base = bytes.baseAddress else { return }
+        var offset = 0
+        while offset < bytes.count {
+            offset += try retrying("write") { Glibc.write(fd, base + offset, bytes.count - offset) }
+        }
+    }
+
+    /// Flushes `fd`'s data to the disk.
+    public static func fsync(_ fd: Int32) throws(SystemError) {
+        _ = try retrying("fsync") { Glibc.fsync(fd) }
+    }
+
     // MARK: epoll and eventfd
 
     public static func epollCreate() throws(SystemError) -> Int32 {

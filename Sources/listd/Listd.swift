@@ -7,7 +7,8 @@ struct Listd: AsyncParsableCommand {
         commandName: "listd",
         abstract: "A server for live, sectioned lists.",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, HealthCommand.self, WatchCommand.self, VersionCommand.self,
+            ServeCommand.self, MigrateCommand.self, HealthCommand.self, WatchCommand.self, TokenCommand.self,
+            VersionCommand.self,
         ]
     )
 }
