@@ -45,14 +45,21 @@ package final class ListReader {
         return meta
     }
 
-    package func lists(limit: Int, after: Identifier?) throws(StoreError) -> [ListSummary] {
-        try db.rows(
+    package func lists(limit: Int, after: Identifier?, in range: ClosedRange<String>?) throws(StoreError)
+        -> [ListSummary]
+    {
+        let after = after?.rawValue ?? ""
+        // Both bounds always bound the scan of the primary key; without a range,
+        // U+007F is above every id's characters.
+        let lower = range.map { $0.lowerBound } ?? ""
+        let upper = range.map { $0.upperBound } ?? "\u{7F}"
+        return try db.rows(
             """
             SELECT id, epoch, version, name,
                 (SELECT count(*) FROM sections WHERE sections.list_id = lists.id),
                 (SELECT count(*) FROM items WHERE items.list_id = lists.id)
-            FROM lists WHERE id > ? ORDER BY id LIMIT ?
-            """, [(after?.rawValue ?? "").sql, limit.sql]
+            FROM lists WHERE id > ? AND id >= ? AND id <= ? ORDER BY id LIMIT ?
+            """, [after.sql, lower.sql, upper.sql, limit.sql]
         ) { row in
             ListSummary(
                 head: ListHead(id: row.identifier(0), epoch: row.text(1), version: row.int64(2)), name: row.text(3),

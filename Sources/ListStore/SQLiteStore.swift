@@ -115,11 +115,13 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary] {
+    public func lists(limit: Int, after: Identifier?, in range: ClosedRange<String>?) async throws(StoreError)
+        -> [ListSummary]
+    {
         guard (1...configuration.maxPageSize).contains(limit) else {
             throw StoreError(.limitExceeded, "limit \(limit) is out of range 1...\(configuration.maxPageSize)")
         }
-        return try await read { reader throws(StoreError) in try reader.lists(limit: limit, after: after) }
+        return try await read { reader throws(StoreError) in try reader.lists(limit: limit, after: after, in: range) }
     }
 
     public func snapshot(of list: Identifier) async throws(StoreError) -> ListSnapshot {

@@ -24,8 +24,12 @@ public protocol Store: Sendable {
     func createList(id: Identifier?, name: String, sections: [NewSection], indexes: [[String]]) async throws(StoreError)
         -> ListSnapshot
 
-    /// Lists in id order, at most `limit`, starting after the id `after`.
-    func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary]
+    /// Lists in id order, at most `limit`, starting after the id `after`, and
+    /// only those whose ids lie in `range` (byte order) when it is given: a
+    /// token that opens `u42-*` pages through its own lists without reading
+    /// anyone else's.
+    func lists(limit: Int, after: Identifier?, in range: ClosedRange<String>?) async throws(StoreError)
+        -> [ListSummary]
 
     /// The whole list, read in one transaction so content and version agree.
     func snapshot(of list: Identifier) async throws(StoreError) -> ListSnapshot
@@ -107,6 +111,11 @@ public protocol Store: Sendable {
 }
 
 extension Store {
+    /// Lists in id order, at most `limit`, starting after the id `after`.
+    public func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary] {
+        try await lists(limit: limit, after: after, in: nil)
+    }
+
     /// Creates a list with no declared indexes.
     public func createList(id: Identifier?, name: String, sections: [NewSection]) async throws(StoreError)
         -> ListSnapshot

@@ -116,8 +116,9 @@ final class GatedStore: Store {
         try await inner.createList(id: id, name: name, sections: sections, indexes: indexes)
     }
 
-    func lists(limit: Int, after: Identifier?) async throws(StoreError) -> [ListSummary] {
-        try await inner.lists(limit: limit, after: after)
+    func lists(limit: Int, after: Identifier?, in range: ClosedRange<String>?) async throws(StoreError) -> [ListSummary]
+    {
+        try await inner.lists(limit: limit, after: after, in: range)
     }
 
     func apply(_ ops: [ListOperation], to list: Identifier, expectedVersion: Int64?) async throws(StoreError)
