@@ -208,3 +208,44 @@ import Testing
         }
     }
 }
+
+@Suite struct ViewNarrowingTests {
+    private func spec(_ query: String) throws -> ViewSpec { try ViewSpec(parsing: query) }
+
+    @Test func aClientAddsFiltersAndArrangesAViewWithoutAWindow() throws {
+        let forced = try spec("where=owner:u42")
+        let narrowed = try forced.narrowed(by: try spec("where=done:false&order=-due&group=status&limit=20")).get()
+        #expect(narrowed == (try spec("where=owner:u42&where=done:false&order=-due&group=status&limit=20")))
+        #expect(try forced.narrowed(by: .wholeList).get() == forced)
+    }
+
+    @Test func aClientCannotReplaceTheViewsOwnOrderGroupOrText() throws {
+        let forced = try spec("where=owner:u42&order=due&group=status&q=milk")
+        for client in ["order=-due", "group=kind", "q=bread"] {
+            #expect(throws: ViewSpec.NarrowingRefusal.self) { try forced.narrowed(by: try spec(client)).get() }
+        }
+        #expect(try forced.narrowed(by: try spec("order=due&q=milk")).get() == forced)
+    }
+
+    @Test func aWindowMayOnlyShrink() throws {
+        let forced = try spec("where=owner:u42&order=-score&limit=50")
+        #expect(
+            try forced.narrowed(by: try spec("limit=10")).get() == (try spec("where=owner:u42&order=-score&limit=10")))
+        #expect(try forced.narrowed(by: try spec("limit=500")).get() == forced)
+        #expect(try forced.narrowed(by: try spec("where=owner:u42")).get() == forced)
+        for client in ["where=done:false", "order=score", "group=status", "q=x"] {
+            #expect(throws: ViewSpec.NarrowingRefusal.self) { try forced.narrowed(by: try spec(client)).get() }
+        }
+    }
+
+    @Test func narrowingNeverLetsThroughAnItemTheForcedViewHides() throws {
+        // The oracle: every item of the narrowed view (without windows, whose
+        // membership is the filter) passes the forced view's filter.
+        let forced = try spec("where=owner:u42")
+        let client = try spec("where=done:false&q=a")
+        let narrowed = try forced.narrowed(by: client).get()
+        for condition in forced.conditions { #expect(narrowed.conditions.contains(condition)) }
+        for condition in client.conditions { #expect(narrowed.conditions.contains(condition)) }
+        #expect(narrowed.text == "a")
+    }
+}
