@@ -35,6 +35,8 @@ public final class Responder: Sendable {
 
     private let target: Target
     private let state = Mutex<State>(.waiting([]))
+    /// Run once the exchange is over, however it ends; nil once it has.
+    private let endings = Mutex<[@Sendable () -> Void]?>([])
 
     init(loop: EventLoop, token: UInt64) {
         target = .connection(loop, token: token)
@@ -65,7 +67,34 @@ public final class Responder: Sendable {
             state = .answered
             return true
         }
-        if accepted { deliver(.response(response)) }
+        if accepted {
+            deliver(.response(response))
+            ended()
+        }
+    }
+
+    /// Registers `body` to run once the exchange is over, however it ends:
+    /// answered, its stream finished, or its client gone. If it is already
+    /// over, `body` runs at once on the calling thread.
+    ///
+    /// For what a request holds while it is open (a caller's share of
+    /// concurrent streams and long-polls), which must be given back exactly once.
+    public func onEnd(_ body: @escaping @Sendable () -> Void) {
+        let runNow = endings.withLock { endings -> Bool in
+            guard endings != nil else { return true }
+            endings?.append(body)
+            return false
+        }
+        if runNow { body() }
+    }
+
+    private func ended() {
+        let callbacks = endings.withLock { endings in
+            let callbacks = endings ?? []
+            endings = nil
+            return callbacks
+        }
+        for callback in callbacks { callback() }
     }
 
     /// Registers `body` to run if the client goes away before the request is answered
@@ -131,9 +160,12 @@ public final class Responder: Sendable {
 
     /// The stream's end was sent: later client departures are no cancellation.
     fileprivate func streamFinished() {
-        state.withLock { state in
-            if case .streaming = state { state = .answered }
+        let finished = state.withLock { state -> Bool in
+            guard case .streaming = state else { return false }
+            state = .answered
+            return true
         }
+        if finished { ended() }
     }
 
     /// The client went away: runs the cancellation callbacks (outside the lock).
@@ -148,6 +180,7 @@ public final class Responder: Sendable {
             }
         }
         for callback in callbacks { callback() }
+        ended()
     }
 }
 
