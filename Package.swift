@@ -157,6 +157,7 @@ let package = Package(
                 "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua",
                 "query.sh", "lib.sh", "compare.sh",
                 "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh", "views.sh", "update-view.lua",
+                "auth.sh", "auth.lua", "update-auth.lua",
             ]
         ),
 
@@ -222,7 +223,7 @@ let package = Package(
             name: "listdTests",
             dependencies: [
                 "listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON", "ListClient", "ListClientNetworking",
-                "ReactiveCore", "ListView", "ListModel", "Tokens",
+                "ReactiveCore", "ListView", "ListModel", "Tokens", .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),

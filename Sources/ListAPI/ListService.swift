@@ -101,9 +101,12 @@ public final class ListService: HTTPHandler {
                 RequestLogging(logger: logger),
                 RequestMetrics(metrics: metrics),
                 CORSMiddleware(policy: configuration.cors),
+                BrowserGuard(
+                    hosts: configuration.hosts, cors: configuration.cors,
+                    authenticated: configuration.accessPolicy.requiresAuthentication),
                 AccessControl(policy: configuration.accessPolicy),
             ],
-            routes: table)
+            routes: table, limits: CallerLimits(maximum: configuration.maxWaitsPerCaller))
 
         self.commitSubscription = router.connect(to: store)
         metrics.gauge("listd_parked_waiters") { [hub] in Double(hub.parkedCount) }

@@ -18,6 +18,12 @@ public struct ServiceConfiguration: Sendable {
     public var eventHeartbeat: Duration = .seconds(15)
     /// Which browser origins may call listd (CORS); empty: none, and no CORS header is sent.
     public var cors = CORSPolicy()
+    /// The `Host` names answered when no token is set (`--public-host`, and
+    /// the bound address); loopback names always are.
+    public var hosts = HostAllowList()
+    /// The most event streams and long-polls one caller may hold open at once
+    /// (`--max-waits-per-caller`); 0: no limit. See ``CallerLimits``.
+    public var maxWaitsPerCaller = 100
     /// Roughly the most bytes the views kept in memory may hold (docs/API.md,
     /// "Views"); the least recently used are dropped beyond it and rebuilt
     /// from the list's rows when next followed.

@@ -13,6 +13,7 @@ import SchemaMigration
 import Server
 import Storage
 import Synchronization
+import Tokens
 
 /// `listd serve`: runs the HTTP server on a SQLite file until SIGTERM or SIGINT.
 struct ServeCommand: AsyncParsableCommand {
@@ -32,7 +33,16 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let env = EnvironmentResolver()
         let logger = try options.logging.bootstrap(env)
-        let settings = try Settings(options, env)
+        var settings = try Settings(options, env)
+        if let path = settings.tokenKeyPath {
+            let key: TokenKey
+            do {
+                key = try await TokenKey.load(path: path)
+            } catch {
+                throw ValidationError("--token-key: \(error)")
+            }
+            settings.service.accessPolicy = settings.service.accessPolicy.taking(SignedTokens(key: key))
+        }
         Self.raiseDescriptorLimit(logger)
         Self.keepFreedMemory(logger)
 
@@ -192,16 +202,25 @@ final class StartingHandler: HTTPHandler {
 
     func ready(_ service: ListService) { self.service.withLock { $0 = service } }
 
+    func admit(_ head: RequestHead, remoteAddress: String) -> HeadDecision {
+        guard let service = service.withLock({ $0 }) else { return .refuse(Self.opening) }
+        return service.admit(head, remoteAddress: remoteAddress)
+    }
+
     func handle(_ request: Request, responder: Responder) {
         if let service = service.withLock({ $0 }) {
             service.handle(request, responder: responder)
             return
         }
+        responder.respond(Self.opening)
+    }
+
+    private static var opening: Response {
         var problem = Problem(
             slug: "service-unavailable", title: "Service Unavailable", status: 503,
             detail: "listd is opening its database; retry in a moment")
         problem.headers = [("Retry-After", "1")]
-        responder.respond(problem.response())
+        return problem.response()
     }
 
     func errorResponse(status: HTTPStatus, detail: String) -> Response {
@@ -218,6 +237,8 @@ struct Settings {
     var server: ServerConfiguration
     var service: ServiceConfiguration
     var historyAgeText: String
+    /// `--token-key`: the file of the signed tokens' key, loaded before listening.
+    var tokenKeyPath: String?
 
     init(_ options: ServeOptions, _ env: EnvironmentResolver) throws {
         let host = try env.resolve(options.host, "LISTD_HOST", default: "127.0.0.1")
@@ -264,8 +285,9 @@ struct Settings {
         if let problem = AccessPolicy.validationFailure(writeToken: writeToken, readToken: readToken) {
             throw ValidationError("bad tokens: \(problem)")
         }
+        tokenKeyPath = try env.resolve(options.tokenKey, "LISTD_TOKEN_KEY").flatMap { $0.isEmpty ? nil : $0 }
         let allowOpen = try env.resolveFlag(options.allowUnauthenticated, "LISTD_ALLOW_UNAUTHENTICATED")
-        if writeToken == nil, !Self.isLoopback(host), !allowOpen {
+        if writeToken == nil, tokenKeyPath == nil, !Self.isLoopback(host), !allowOpen {
             throw ValidationError(
                 "refusing to listen on \(host) without a token: anyone who can reach it could change every list. "
                     + "Set LISTD_WRITE_TOKEN (and LISTD_READ_TOKEN), or pass --allow-unauthenticated "
@@ -302,6 +324,19 @@ struct Settings {
             if let problem = CORSPolicy.validationFailure(origin) { throw ValidationError("--cors-origin: \(problem)") }
         }
         service.cors = CORSPolicy(origins: origins)
+        var publicHosts = options.publicHost
+        if publicHosts.isEmpty, let variable = env.environment["LISTD_PUBLIC_HOST"] {
+            publicHosts = variable.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+                !$0.isEmpty
+            }
+        }
+        for name in publicHosts where name.isEmpty || name.contains(where: { $0 == "/" || $0 == " " || $0 == "@" }) {
+            throw ValidationError("--public-host: \"\(name)\" is not a host name")
+        }
+        service.hosts = HostAllowList(boundHost: host, publicHosts: publicHosts)
+        let maxWaits = try env.resolve(options.maxWaitsPerCaller, "LISTD_MAX_WAITS_PER_CALLER", default: 100)
+        guard maxWaits >= 0 else { throw ValidationError("--max-waits-per-caller must be at least 0") }
+        service.maxWaitsPerCaller = maxWaits
         let heartbeat = try env.resolve(
             options.eventHeartbeat, "LISTD_EVENT_HEARTBEAT", default: DurationArgument(.seconds(15), description: "15s")
         ).duration

@@ -82,6 +82,24 @@ struct ServeOptions: ParsableArguments {
 
     @Option(
         help:
+            "A file holding the key of signed tokens (JWTs): an HS256 secret, or an Ed25519 public key in PEM (env: LISTD_TOKEN_KEY). See docs/tokens.md."
+    )
+    var tokenKey: String?
+
+    @Option(
+        help:
+            "A Host name answered without a token besides loopback names and the bound address, against DNS rebinding; repeatable (env: LISTD_PUBLIC_HOST, comma-separated)."
+    )
+    var publicHost: [String] = []
+
+    @Option(
+        help:
+            "The most event streams and long-polls one caller (a signed token's subject, or a non-loopback address without a token) may hold open; 0: no limit (env: LISTD_MAX_WAITS_PER_CALLER; default: 100)."
+    )
+    var maxWaitsPerCaller: Int?
+
+    @Option(
+        help:
             "A web origin (https://app.example) whose pages may call listd, or * for any; repeatable (env: LISTD_CORS_ORIGIN, comma-separated; default: none, no CORS headers)."
     )
     var corsOrigin: [String] = []

@@ -5,22 +5,36 @@ import Testing
 @Suite struct AccessPolicyTests {
     let policy = AccessPolicy(writeToken: "w-secret", readToken: "r-secret")
 
+    private func caller(_ decision: AccessPolicy.Decision) -> Caller? {
+        if case .allowed(let caller) = decision { return caller }
+        return nil
+    }
+
     @Test func withoutTokensEverythingIsAllowed() {
         let open = AccessPolicy(writeToken: nil, readToken: nil)
-        #expect(open.decide(authorization: nil, access: .write) == .allowed)
+        #expect(caller(open.decide(authorization: nil, access: .admin, address: "127.0.0.1:5"))?.kind == .open)
         #expect(!open.requiresAuthentication)
     }
 
-    @Test func theWriteTokenReadsAndWrites() {
-        #expect(policy.decide(authorization: "Bearer w-secret", access: .write) == .allowed)
-        #expect(policy.decide(authorization: "bearer w-secret", access: .read) == .allowed)
+    @Test func theWriteTokenReadsWritesAndAdministers() {
+        for access in [AccessPolicy.Access.read, .write, .admin, .metrics] {
+            #expect(
+                caller(policy.decide(authorization: "Bearer w-secret", access: access, address: ""))?.kind
+                    == .writeToken)
+        }
+        #expect(
+            caller(policy.decide(authorization: "bearer w-secret", access: .read, address: ""))?.kind == .writeToken)
     }
 
-    @Test func theReadTokenOnlyReads() {
-        #expect(policy.decide(authorization: "Bearer r-secret", access: .read) == .allowed)
-        guard case .forbidden = policy.decide(authorization: "Bearer r-secret", access: .write) else {
-            Issue.record("a read token must not write")
-            return
+    @Test func theReadTokenOnlyReadsAndScrapesMetrics() {
+        #expect(caller(policy.decide(authorization: "Bearer r-secret", access: .read, address: ""))?.kind == .readToken)
+        #expect(
+            caller(policy.decide(authorization: "Bearer r-secret", access: .metrics, address: ""))?.kind == .readToken)
+        for access in [AccessPolicy.Access.write, .admin] {
+            guard case .forbidden = policy.decide(authorization: "Bearer r-secret", access: access, address: "") else {
+                Issue.record("a read token must not write")
+                return
+            }
         }
     }
 
@@ -28,7 +42,7 @@ import Testing
         nil, "", "Bearer", "Bearer ", "Basic w-secret", "Bearer w-secre", "Bearer w-secrets", "Bearer W-SECRET",
     ])
     func missingOrWrongCredentialsAreUnauthenticated(_ header: String?) {
-        guard case .unauthenticated = policy.decide(authorization: header, access: .read) else {
+        guard case .unauthenticated = policy.decide(authorization: header, access: .read, address: "") else {
             Issue.record("\(String(describing: header)) must be refused")
             return
         }

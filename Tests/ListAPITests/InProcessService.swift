@@ -31,6 +31,7 @@ final class InProcessService: Sendable {
         tick: Duration = .milliseconds(10), cors: CORSPolicy = CORSPolicy(),
         accessPolicy: AccessPolicy = AccessPolicy(writeToken: nil, readToken: nil),
         metrics: ServiceMetrics = ServiceMetrics(),
+        configure: (inout ServiceConfiguration) -> Void = { _ in },
         prepare: (SQLiteStore) async throws -> Void = { _ in }
     ) async throws -> InProcessService {
         let directory = FileManager.default.temporaryDirectory
@@ -50,6 +51,7 @@ final class InProcessService: Sendable {
             configuration: {
                 var configuration = ServiceConfiguration(accessPolicy: accessPolicy, timeoutTick: tick)
                 configuration.cors = cors
+                configure(&configuration)
                 return configuration
             }(), metrics: metrics, logger: Logger(label: "listd.test"))
         return InProcessService(service: service, store: store, gated: gated, gate: gate, directory: directory)

@@ -69,7 +69,7 @@ import Testing
         var over: [RawConnection] = []
         for _ in 0..<40 {
             let connection = try RawConnection(port: listd.port)
-            try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            try connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             over.append(connection)
         }
         for connection in over {
@@ -207,7 +207,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     func get(_ path: String) async throws -> Reply {
-        try send("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+        try send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         guard let reply = try await reply(timeout: .seconds(10)) else { throw TestFailure("no answer to GET \(path)") }
         return reply
     }

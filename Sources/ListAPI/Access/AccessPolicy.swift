@@ -1,34 +1,63 @@
-/// Who may read and who may write, from the bearer tokens set at start.
+import ListView
+
+/// Who may do what, from the bearer tokens set at start (docs/API.md, "Auth").
 ///
-/// - No token set: every request is allowed (listd refuses to bind a
-///   non-loopback address in that case unless told to allow it).
-/// - A write token set: every request except `/healthz` needs a valid token;
-///   the write token may read and write, the read token (if set) may only read.
+/// - No token and no token key: every request is allowed (listd refuses to
+///   bind a non-loopback address then, unless told to allow it, and
+///   ``HostCheck`` answers only loopback `Host` names).
+/// - Static tokens: the write token may do everything; the read token may read
+///   (and scrape `/metrics`).
+/// - A token key (``signedTokens``): JWTs minted by the application's server,
+///   each opening some lists, with some rights, maybe through a forced view.
 ///
-/// Tokens are compared in constant time (for a given token length) and never
-/// logged or rendered: `description` redacts them.
+/// Static tokens are compared in constant time (for a given token length);
+/// no token is ever logged or rendered: `description` redacts them.
 public struct AccessPolicy: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// What a route needs.
-    public enum Access: Sendable { case read, write }
+    public enum Access: Sendable {
+        /// Reading a list (or the lists).
+        case read
+        /// Changing a list, or creating one.
+        case write
+        /// Indexes, the text index, deleting a list.
+        case admin
+        /// `/metrics`: the read token, the write token, or a signed token with `admin`.
+        case metrics
+    }
 
     /// The outcome of checking one request.
-    public enum Decision: Sendable, Equatable {
-        /// The request may proceed.
-        case allowed
+    enum Decision: Sendable {
+        /// The request may proceed, as this caller.
+        case allowed(Caller)
         /// No credentials, or credentials that match no token: 401.
         case unauthenticated(reason: String)
-        /// A valid read token on a route that writes: 403.
+        /// Valid credentials that may not do this: 403.
         case forbidden(reason: String)
     }
 
     private let writeToken: [UInt8]?
     private let readToken: [UInt8]?
+    /// Signed tokens (`--token-key`), when a key is set.
+    private(set) var signedTokens: SignedTokens?
 
     /// Creates a policy. A read token alone is a configuration error (nobody
     /// could write), reported by ``validationFailure(writeToken:readToken:)``.
     public init(writeToken: String?, readToken: String?) {
+        self.init(writeToken: writeToken, readToken: readToken, signedTokens: nil)
+    }
+
+    /// Creates a policy that also takes signed tokens.
+    public init(writeToken: String?, readToken: String?, signedTokens: SignedTokens?) {
         self.writeToken = writeToken.map { Array($0.utf8) }
         self.readToken = readToken.map { Array($0.utf8) }
+        self.signedTokens = signedTokens
+    }
+
+    /// This policy, also taking signed tokens checked with `signedTokens`.
+    public func taking(_ signedTokens: SignedTokens) -> AccessPolicy {
+        var policy = self
+        policy.signedTokens = signedTokens
+        return policy
     }
 
     /// Why a pair of tokens cannot be used, or `nil` when it can.
@@ -46,12 +75,13 @@ public struct AccessPolicy: Sendable, CustomStringConvertible, CustomDebugString
         return nil
     }
 
-    /// Whether any token is set.
-    public var requiresAuthentication: Bool { writeToken != nil }
+    /// Whether any token (or a token key) is set.
+    public var requiresAuthentication: Bool { writeToken != nil || signedTokens != nil }
 
-    /// Decides whether a request with this `Authorization` header value may do `access`.
-    public func decide(authorization: String?, access: Access) -> Decision {
-        guard let writeToken else { return .allowed }
+    /// Decides whether a request with this `Authorization` header value, from
+    /// `address`, may do `access`, and as whom.
+    func decide(authorization: String?, access: Access, address: String) -> Decision {
+        guard requiresAuthentication else { return .allowed(.open(address: address)) }
         guard let authorization else {
             return .unauthenticated(reason: "this server needs a bearer token: send 'Authorization: Bearer <token>'")
         }
@@ -63,10 +93,20 @@ public struct AccessPolicy: Sendable, CustomStringConvertible, CustomDebugString
             return .unauthenticated(reason: "the Authorization header must use the Bearer scheme")
         }
         let presented = Array(utf8.dropFirst(scheme.count).drop(while: { $0 == 0x20 }))
-        if Self.constantTimeEquals(presented, writeToken) { return .allowed }
+        let addressKey = "address " + Caller.host(of: address)
+        if let writeToken, Self.constantTimeEquals(presented, writeToken) {
+            return .allowed(Caller(kind: .writeToken, rights: .all, limitKey: addressKey))
+        }
         if let readToken, Self.constantTimeEquals(presented, readToken) {
-            return access == .read
-                ? .allowed : .forbidden(reason: "the read token may not write; use the write token")
+            switch access {
+            case .read, .metrics:
+                return .allowed(Caller(kind: .readToken, rights: .read, limitKey: addressKey))
+            case .write, .admin:
+                return .forbidden(reason: "the read token may not write; use the write token")
+            }
+        }
+        if let signedTokens, SignedTokens.looksSigned(presented) {
+            return signedTokens.decide(presented, access: access)
         }
         return .unauthenticated(reason: "the bearer token is not valid")
     }
@@ -83,11 +123,14 @@ public struct AccessPolicy: Sendable, CustomStringConvertible, CustomDebugString
     }
 
     public var description: String {
+        var parts: [String] = []
         switch (writeToken, readToken) {
-        case (nil, _): "no tokens (open)"
-        case (.some, nil): "write token set (redacted)"
-        case (.some, .some): "write and read tokens set (redacted)"
+        case (nil, _): break
+        case (.some, nil): parts.append("write token set (redacted)")
+        case (.some, .some): parts.append("write and read tokens set (redacted)")
         }
+        if let signedTokens { parts.append("signed tokens (\(signedTokens.algorithmName))") }
+        return parts.isEmpty ? "no tokens (open)" : parts.joined(separator: ", ")
     }
 
     public var debugDescription: String { description }

@@ -15,6 +15,16 @@ struct Context: Sendable {
     var access: AccessPolicy.Access?
     /// When the request reached the service.
     var started: ContinuousClock.Instant
+    /// Who sent it, as ``AccessControl`` settled (everyone, for open routes).
+    var caller: Caller
+
+    init(request: Request, route: String, access: AccessPolicy.Access?, started: ContinuousClock.Instant) {
+        self.request = request
+        self.route = route
+        self.access = access
+        self.started = started
+        self.caller = .open(address: request.remoteAddress)
+    }
 
     /// Whether the client asked for `?pretty` output.
     var pretty: Bool { request.queryItems.contains { $0.name == "pretty" && $0.value != "false" && $0.value != "0" } }

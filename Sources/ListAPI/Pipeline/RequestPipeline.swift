@@ -12,12 +12,15 @@ import Server
 final class RequestPipeline: Sendable {
     private let middleware: [any Middleware]
     private let routes: Router<Route>
+    /// Each caller's share of streams and long-polls, taken by the routes that wait.
+    let limits: CallerLimits
 
     /// Creates a pipeline; `middleware` is outermost first (the first sees a
     /// request first and its answer last).
-    init(middleware: [any Middleware], routes: RouteTable) {
+    init(middleware: [any Middleware], routes: RouteTable, limits: CallerLimits = CallerLimits(maximum: 0)) {
         self.middleware = middleware
         self.routes = routes.router
+        self.limits = limits
     }
 
     /// What the pipeline decided on a request's head: the matched route and the
@@ -112,6 +115,13 @@ final class RequestPipeline: Sendable {
         guard let route = admitted.route else {
             return exchange.fail(admitted.unrouted ?? .noRoute(request.method, request.path))
         }
+        // Taken here, with the whole request, not on its head: a head whose body
+        // never comes would hold its place forever.
+        if route.waits, let key = limits.key(of: context.caller) {
+            guard limits.acquire(key) else { return exchange.fail(limits.refusal()) }
+            let limits = self.limits
+            responder.onEnd { limits.release(key) }
+        }
         switch route.action {
         case .sync(let body):
             do {
@@ -189,6 +199,9 @@ struct Route: Sendable {
     /// `nil`: open to everyone (`/healthz`).
     var access: AccessPolicy.Access?
     var action: Action
+    /// Whether the route may hold its request open (a long-poll, an event
+    /// stream): it counts against the caller's ``CallerLimits``.
+    var waits = false
 }
 
 /// The routes of the contract, as each ``RouteGroup`` adds its own. HEAD is
@@ -197,8 +210,11 @@ struct Route: Sendable {
 struct RouteTable: Sendable {
     private(set) var router = Router<Route>()
 
-    mutating func add(_ method: HTTPMethod, _ pattern: String, _ access: AccessPolicy.Access?, _ action: Route.Action) {
-        router.add(method, pattern, Route(access: access, action: action))
+    mutating func add(
+        _ method: HTTPMethod, _ pattern: String, _ access: AccessPolicy.Access?, waits: Bool = false,
+        _ action: Route.Action
+    ) {
+        router.add(method, pattern, Route(access: access, action: action, waits: waits))
     }
 }
 

@@ -21,8 +21,8 @@ struct ChangeRoutes: RouteGroup {
     let maxTimeout: Duration
 
     func register(in table: inout RouteTable) {
-        table.add(.get, "/lists/{list}/changes", .read, .custom { exchange in changes(exchange) })
-        table.add(.post, "/changes", .read, .custom { exchange in changesOfMany(exchange) })
+        table.add(.get, "/lists/{list}/changes", .read, waits: true, .custom { exchange in changes(exchange) })
+        table.add(.post, "/changes", .read, waits: true, .custom { exchange in changesOfMany(exchange) })
     }
 
     /// `GET /lists/{list}/changes?since=V&timeout=S&epoch=E`: the long-poll
@@ -138,7 +138,16 @@ struct ChangeRoutes: RouteGroup {
             guard let lists = fields.value("lists") else {
                 throw .invalidRequest("the body needs \"lists\": an object of list id → version held")
             }
-            (since, views) = try Self.versions(lists)
+            let asked: [Identifier: ViewSpec]
+            (since, asked) = try Self.versions(lists)
+            if context.caller.view != nil {
+                // The token's view is forced on every entry, narrowed by the entry's own.
+                var forced: [Identifier: ViewSpec] = [:]
+                for list in since.keys { forced[list] = try context.caller.forcing(asked[list]) }
+                views = forced
+            } else {
+                views = asked
+            }
             epochs = try Self.epochs(fields.value("epochs"))
             // The body's timeout is checked even when the query's wins, so a
             // mistyped field is a 400 about the body, never silently ignored.
@@ -174,7 +183,10 @@ struct ChangeRoutes: RouteGroup {
         exchange.task {
             do throws(Problem) {
                 var current: [Identifier: ListHead] = [:]
-                for list in since.keys { current[list] = try await heads.head(of: list) }
+                for list in since.keys {
+                    try context.caller.reach(list)
+                    current[list] = try await heads.head(of: list)
+                }
                 var epochsHeld = epochs
                 for (list, head) in current where epochsHeld[list] == nil { epochsHeld[list] = head.epoch }
                 let waiter = ChangeHub.Parked(

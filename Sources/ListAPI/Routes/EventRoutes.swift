@@ -12,8 +12,8 @@ struct EventRoutes: RouteGroup {
     let hub: EventHub
 
     func register(in table: inout RouteTable) {
-        table.add(.get, "/lists/{list}/events", .read, .custom { exchange in events(exchange) })
-        table.add(.get, "/events", .read, .custom { exchange in eventsOfMany(exchange) })
+        table.add(.get, "/lists/{list}/events", .read, waits: true, .custom { exchange in events(exchange) })
+        table.add(.get, "/events", .read, waits: true, .custom { exchange in eventsOfMany(exchange) })
     }
 
     /// `GET /lists/{list}/events?since=V&epoch=E&maxChanges=N`: the change
@@ -71,7 +71,10 @@ struct EventRoutes: RouteGroup {
         } catch {
             return exchange.fail(error)
         }
-        openStream(cursors, maxChanges: maxChanges, exchange)
+        // A forced view (the token's) applies to each list of the stream.
+        let forced = context.caller.view.map { view in Dictionary(uniqueKeysWithValues: cursors.keys.map { ($0, view) })
+        }
+        openStream(cursors, maxChanges: maxChanges, views: forced ?? [:], exchange)
     }
 
     /// The header fields of every event stream.
@@ -95,6 +98,7 @@ struct EventRoutes: RouteGroup {
             var cursors = requested
             do throws(Problem) {
                 for (list, cursor) in requested.sorted(by: { $0.key < $1.key }) {
+                    try exchange.context.caller.reach(list)
                     let head = try await heads.head(of: list)
                     if cursor.version < 0 { cursors[list] = .init(epoch: head.epoch, version: head.version) }
                 }

@@ -12,12 +12,12 @@ struct IndexRoutes: RouteGroup {
 
     func register(in table: inout RouteTable) {
         table.add(.get, "/lists/{list}/indexes", .read, .async { context in try await listIndexes(context) })
-        table.add(.put, "/lists/{list}/indexes/{path}", .write, .async { context in try await putIndex(context) })
+        table.add(.put, "/lists/{list}/indexes/{path}", .admin, .async { context in try await putIndex(context) })
         table.add(
-            .delete, "/lists/{list}/indexes/{path}", .write, .async { context in try await deleteIndex(context) })
-        table.add(.put, "/lists/{list}/text-index", .write, .async { context in try await putTextIndex(context) })
+            .delete, "/lists/{list}/indexes/{path}", .admin, .async { context in try await deleteIndex(context) })
+        table.add(.put, "/lists/{list}/text-index", .admin, .async { context in try await putTextIndex(context) })
         table.add(
-            .delete, "/lists/{list}/text-index", .write, .async { context in try await deleteTextIndex(context) })
+            .delete, "/lists/{list}/text-index", .admin, .async { context in try await deleteTextIndex(context) })
     }
 
     /// `GET /lists/{list}/indexes`: the model paths the list indexes for `where=`.

@@ -165,7 +165,25 @@ struct ItemRoutes: RouteGroup {
         for item in context.request.queryItems where item.name == "where" {
             conditions.append(try Self.condition(item.value))
         }
-        let text = context.request.queryValue("q").flatMap { $0.isEmpty ? nil : $0 }
+        var text = context.request.queryValue("q").flatMap { $0.isEmpty ? nil : $0 }
+        if let forced = context.caller.view {
+            // The token's view is forced here too: its filter joins the query's. A window
+            // chooses its items by order, which a query page cannot apply.
+            if let limit = forced.limit {
+                throw .forbidden(
+                    "this token's view is a window (limit=\(limit)); item queries cannot apply it: read the view's snapshot"
+                )
+            }
+            if let forcedText = forced.text {
+                if let text, !text.utf8.elementsEqual(forcedText.utf8) {
+                    throw .forbidden(
+                        "this token's view is forced (\(forced.canonicalQuery)); q: it already searches for another text"
+                    )
+                }
+                text = forcedText
+            }
+            conditions += forced.conditions.map { ItemQuery.Condition(path: $0.path, value: $0.value) }
+        }
         let after = try context.request.queryValue("after").map { cursor throws(Problem) in
             guard let (issuedFor, decoded) = Self.decodeCursor(cursor) else {
                 throw .invalidCursor("after is not a cursor this server issued: \(cursor.prefix(60))")

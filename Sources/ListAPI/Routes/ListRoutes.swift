@@ -18,7 +18,7 @@ struct ListRoutes: RouteGroup {
         table.add(.get, "/lists/{list}", .read, .custom { exchange in getList(exchange) })
         table.add(.put, "/lists/{list}", .write, .async { context in try await replaceList(context) })
         table.add(.patch, "/lists/{list}", .write, .async { context in try await patchList(context) })
-        table.add(.delete, "/lists/{list}", .write, .async { context in try await deleteList(context) })
+        table.add(.delete, "/lists/{list}", .admin, .async { context in try await deleteList(context) })
     }
 
     /// `GET /lists?limit=&after=`: lists in id order, a page at a time.
@@ -26,7 +26,7 @@ struct ListRoutes: RouteGroup {
         let limit = try context.integerParameter("limit", in: 1...1000, default: 100)
         let after = try context.identifierParameter("after")
         let page = try await storeCall { () throws(StoreError) in
-            try await lists.store.lists(limit: limit, after: after)
+            try await Self.lists(in: lists.store, limit: limit, after: after, scope: context.caller.lists)
         }
         return context.json(capacity: 64 + page.count * 128) { writer in
             writer.beginObject()
@@ -57,12 +57,43 @@ struct ListRoutes: RouteGroup {
         }
     }
 
+    /// A page of the lists `scope` opens (every list without one): one range
+    /// of ids per scope entry, each read only as far as the page needs, merged
+    /// in id order. The cost grows with the token's entries and the page, not
+    /// with the lists it cannot see.
+    static func lists(in store: any Store, limit: Int, after: Identifier?, scope: ListScope?) async throws(StoreError)
+        -> [ListSummary]
+    {
+        guard let scope else { return try await store.lists(limit: limit, after: after, in: nil) }
+        var merged: [ListSummary] = []
+        for range in scope.ranges {
+            if let after, after.rawValue.utf8.lexicographicallyPrecedes(range.upperBound.utf8) == false { continue }
+            merged += try await store.lists(limit: limit, after: after, in: range)
+        }
+        merged.sort { $0.head.id.rawValue.utf8.lexicographicallyPrecedes($1.head.id.rawValue.utf8) }
+        var page: [ListSummary] = []
+        for summary in merged where page.last?.head.id != summary.head.id {
+            page.append(summary)
+            if page.count == limit { break }
+        }
+        return page
+    }
+
     /// `POST /lists`: creates a list, with sections if the body has them.
     func createList(_ context: Context) async throws(Problem) -> Response {
         let fields = try FieldReader(
             decoder.json(context.request, emptyAs: .object([:])), context: "the body", limits: decoder.models)
         try fields.allowOnly(["id", "name", "sections", "indexes"])
-        let id = try fields.identifier("id") ?? Identifier.generate()
+        let named = try fields.identifier("id")
+        if let scope = context.caller.lists {
+            guard let named else {
+                throw .forbidden("this token may create only lists it opens: name the list with \"id\"")
+            }
+            guard scope.contains(named) else {
+                throw .forbidden("this token may not create list \"\(named)\": it is outside the token's lists")
+            }
+        }
+        let id = named ?? Identifier.generate()
         let name = try fields.string("name") ?? ""
         let sections = try decoder.sections(fields)
         let indexes = try IndexRoutes.declaredIndexes(fields)

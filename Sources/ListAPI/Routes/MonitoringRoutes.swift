@@ -8,7 +8,7 @@ struct MonitoringRoutes: RouteGroup {
 
     func register(in table: inout RouteTable) {
         table.add(.get, "/healthz", nil, .sync { context in health(context) })
-        table.add(.get, "/metrics", .read, .sync { context in try metricsText(context) })
+        table.add(.get, "/metrics", .metrics, .sync { context in try metricsText(context) })
     }
 
     /// `GET /healthz`: liveness. Open to everyone, so probes need no token.

@@ -23,6 +23,21 @@ extension Context {
         } catch {
             throw .invalidParameter(error.detail)
         }
-        return spec.isWholeList ? nil : spec
+        return try caller.forcing(spec.isWholeList ? nil : spec)
+    }
+}
+
+extension Caller {
+    /// `client`'s view narrowed by the view this caller's token forces
+    /// (docs/API.md, "Auth"), or `client` itself when it forces none.
+    /// - Throws: 403 `forbidden` naming the parameter that would widen the
+    ///   forced view.
+    func forcing(_ client: ViewSpec?) throws(Problem) -> ViewSpec? {
+        guard let view else { return client }
+        switch view.narrowed(by: client ?? .wholeList) {
+        case .success(let narrowed): return narrowed
+        case .failure(let refusal):
+            throw .forbidden("this token's view is forced (\(view.canonicalQuery)); \(refusal.reason)")
+        }
     }
 }
