@@ -137,8 +137,15 @@ final class HTTPConnection {
         }
     }
 
+    /// `Authorization: Bearer $LISTD_TOKEN` when the variable is set, for a listd that needs a token.
+    static let authorization: String = {
+        guard let token = ProcessInfo.processInfo.environment["LISTD_TOKEN"], !token.isEmpty else { return "" }
+        return "Authorization: Bearer \(token)\r\n"
+    }()
+
     func send(_ method: String, _ path: String, body: String? = nil) {
         var text = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\n"
+        text += Self.authorization
         if let body {
             text += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         } else {

@@ -12,7 +12,7 @@ func sseHold(port: Int, list: String, count: Int, seconds: Double) {
     let connections = (0..<count).map { _ in HTTPConnection(port: port) }
     for connection in connections {
         connection.sendRaw(
-            "GET /lists/\(list)/events?since=now HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
+            "GET /lists/\(list)/events?since=now HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
     }
     var descriptors = connections.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
     var buffer = [UInt8](repeating: 0, count: 65536)

@@ -291,7 +291,8 @@ func streams(port: Int, pid: Int, count: Int) {
     // Warm-up: one stream, one write, so the hub's paths exist.
     let warm = HTTPConnection(port: port)
     warm.sendRaw(
-        "GET /lists/\(list.id)/events?since=\(list.version) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
+        "GET /lists/\(list.id)/events?since=\(list.version) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+    )
     var warmCollector = StreamCollector(fds: [warm.fd])
     _ = warmCollector.collect(fds: [warm.fd], until: Array("listd event stream".utf8), timeout: 10)
     let warmWrite = writer.request(
@@ -309,7 +310,9 @@ func streams(port: Int, pid: Int, count: Int) {
 
     let connections = openConnections(
         port: port, count: count,
-        request: "GET /lists/\(list.id)/events?since=\(since) HTTP/1.1\r\nHost: b\r\nAccept: text/event-stream\r\n\r\n")
+        request:
+            "GET /lists/\(list.id)/events?since=\(since) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+    )
     var collector = StreamCollector(fds: connections.map(\.fd))
     let opened = collector.collect(fds: connections.map(\.fd), until: Array("listd event stream".utf8), timeout: 120)
     guard opened == count else { fail("only \(opened) of \(count) streams opened") }
@@ -602,6 +605,7 @@ let usage = """
            ServiceBenchmarks query PORT ITEMS LIST-ID
            ServiceBenchmarks catchup PORT LIST-ID CLIENTS SECONDS [MIN-BEHIND MAX-BEHIND]
            ServiceBenchmarks sse-hold PORT LIST-ID COUNT SECONDS
+           ServiceBenchmarks unauth-flood PORT PID COUNT MIB SECONDS
     """
 func argument(_ index: Int) -> Int? { arguments.count > index ? Int(arguments[index]) : nil }
 switch arguments.first {
@@ -669,6 +673,11 @@ case "sse-hold":
         fail(usage)
     }
     sseHold(port: port, list: arguments[2], count: count, seconds: Double(seconds))
+case "unauth-flood":
+    guard let port = argument(1), let pid = argument(2), let count = argument(3), let mebibytes = argument(4),
+        let seconds = argument(5)
+    else { fail(usage) }
+    unauthenticatedFlood(port: port, pid: pid, count: count, mebibytes: mebibytes, seconds: Double(seconds))
 default:
     fail(usage)
 }
