@@ -58,10 +58,17 @@ public struct TokenVerifier: Sendable {
         // `count` first: a String's UTF-8 view counts in O(1), and nothing is copied for a token that is too large.
         guard token.count <= Self.maxTokenBytes else { return .failure(.tooLarge) }
         do {
-            return .success(try check(Array(token), now: now))
+            return .success(try check(Self.bytes(token), now: now))
         } catch {
             return .failure(error)
         }
+    }
+
+    /// `token` as an array, copied in one go when its storage is contiguous (a `String`'s UTF-8
+    /// view, `[UInt8]`, `ArraySlice`, `Data`): these generics are not specialized across the module
+    /// boundary, and element-by-element iteration through witness tables costs microseconds.
+    private static func bytes(_ token: some Collection<UInt8>) -> [UInt8] {
+        token.withContiguousStorageIfAvailable { Array($0) } ?? Array(token)
     }
 
     /// Whether `token` has a JWT's shape: three parts of base64url characters separated by two dots,
@@ -69,16 +76,17 @@ public struct TokenVerifier: Sendable {
     /// such a token is refused as a JWT rather than taken for something else). Checks characters only.
     /// - Complexity: O(n) in the token's length.
     public static func looksLikeJWT(_ token: some StringProtocol) -> Bool {
-        dots(in: token.utf8) != nil
+        looksLikeJWT(token.utf8)
     }
 
     /// Whether `token`'s bytes have a JWT's shape; as for a string.
     public static func looksLikeJWT(_ token: some Collection<UInt8>) -> Bool {
-        dots(in: token) != nil
+        token.withContiguousStorageIfAvailable { dots(in: $0) != nil } ?? (dots(in: Array(token)) != nil)
     }
 
     /// The offsets of a JWT's two dots, or `nil` if `token` is not three base64url parts.
     private static func dots(in token: some Collection<UInt8>) -> (first: Int, second: Int)? {
+        // Called with a buffer or an array, so specialized here.
         var first: Int?
         var second: Int?
         var offset = 0
