@@ -125,6 +125,7 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(name: "JSONBenchmarks", dependencies: ["JSON"], path: "Benchmarks/JSONBenchmarks"),
+        .executableTarget(name: "TokenBenchmarks", dependencies: ["Tokens"], path: "Benchmarks/TokenBenchmarks"),
         .executableTarget(
             name: "ViewBenchmarks", dependencies: ["ListView", "ListModel", "JSON"], path: "Benchmarks/ViewBenchmarks",
             exclude: ["README.md"]),
@@ -206,7 +207,7 @@ let package = Package(
             name: "ListAPITests",
             dependencies: [
                 "ListdTestSupport", "ListAPI", "HTTP", "Server", "ListStore", "ListWire", "SectionDiff", "JSON",
-                "ListView", "ListModel",
+                "ListView", "ListModel", "Tokens",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
