@@ -14,7 +14,8 @@ public struct StoreConfiguration: Sendable {
     /// The most ops in one `apply`, and the most sections plus items in one
     /// `createList` or `replace`.
     public var maxOpsPerWrite: Int
-    /// Most sections and items in one whole-list body (create, replace).
+    /// Most sections and items one write names: a whole-list body (create,
+    /// replace) or a batch of ops (an `insertSection` counts its items too).
     public var maxBodyElements: Int
     /// The most items an items query returns in one page.
     public var maxPageSize: Int
