@@ -251,9 +251,12 @@ extension ListReader {
 
         /// Counts a section walked into, `place` being before its first item;
         /// `false` when the budget is spent (the next page starts there).
+        /// Either way everything before `place` has been examined, so it is
+        /// where a next page may resume: a budget spent on the section's
+        /// first candidate must not leave the page without a cursor.
         mutating func walk(_ place: ItemCursor) -> Bool {
+            cursor = place
             guard examined < budget else {
-                cursor = place
                 more = true
                 return false
             }

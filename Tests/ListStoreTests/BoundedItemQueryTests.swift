@@ -56,6 +56,57 @@ import Testing
         ItemQuery.Condition(path: [path], value: value)
     }
 
+    /// Budgets of one row and up, spent on empty sections, on a section's
+    /// first item, on a miss or on a match: every walk still ends, finding
+    /// every match once.
+    @Test(arguments: StoreKind.tested)
+    func tinyBudgetsStillWalkEveryMatch(_ kind: StoreKind) async throws {
+        let shape = [0, 0, 2, 0, 3, 1, 0, 0, 4, 0]
+        var sections: [NewSection] = []
+        var expected: [(id: Identifier, odd: Bool)] = []
+        var made = 0
+        for (index, size) in shape.enumerated() {
+            var section = NewSection(id: Identifier("s\(index)")!)
+            for _ in 0..<size {
+                let itemID = Identifier("i\(made)")!
+                section.items.append(NewItem(id: itemID, model: Model(["odd": .bool(made % 2 == 1)])))
+                expected.append((itemID, made % 2 == 1))
+                made += 1
+            }
+            sections.append(section)
+        }
+        for budget in 1...6 {
+            var configuration = StoreConfiguration(fullSync: false)
+            configuration.itemQueryBudget = budget
+            try await withStore(kind, configuration) { store in
+                let list = try await store.createList(id: id("l"), name: "", sections: sections, indexes: []).id
+                for (what, query, oracle) in [
+                    ("no filter", ItemQuery(), { (_: Bool) in true }),
+                    ("odd:true", ItemQuery(conditions: [Self.condition("odd", true)]), { $0 }),
+                ] {
+                    for limit in 1...3 {
+                        var found: [Identifier] = []
+                        var after: String?
+                        var pages = 0
+                        repeat {
+                            var page = query
+                            page.limit = limit
+                            page.after = after
+                            let answer = try await store.items(of: list, query: page)
+                            #expect(answer.examined <= budget)
+                            found += answer.entries.map(\.item.id)
+                            after = answer.nextCursor
+                            pages += 1
+                        } while after != nil && pages < 1_000
+                        #expect(
+                            found == expected.filter { oracle($0.odd) }.map(\.id),
+                            "\(kind) \(what), budget \(budget), limit \(limit)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.tested)
     func everyPageStaysWithinTheBudgetAndAWalkFindsEveryMatchOnce(_ kind: StoreKind) async throws {
         let seed = SeededGenerator.seed(for: "BoundedItemQueryTests")
