@@ -2,7 +2,9 @@ import Foundation
 
 /// The id of a list, a section or an item: 1 to 128 characters of
 /// `A-Z a-z 0-9 . _ ~ -` (the URL-safe "unreserved" set of RFC 3986, so an id
-/// never needs percent-encoding in a path).
+/// never needs percent-encoding in a path), other than `.` and `..`: those
+/// are dot segments, which a URL's path cannot name (RFC 3986, section 5.2.4
+/// removes them), so an entity with such an id could never be addressed.
 public struct Identifier: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The id's text, already validated.
     public let rawValue: String
@@ -26,6 +28,9 @@ public struct Identifier: Hashable, Sendable, Comparable, CustomStringConvertibl
         if let bad = utf8.firstIndex(where: { !isAllowed($0) }) {
             let offset = utf8.distance(from: utf8.startIndex, to: bad)
             return "an id may hold only A-Z a-z 0-9 . _ ~ -, found a disallowed character at offset \(offset)"
+        }
+        if text == "." || text == ".." {
+            return "an id may not be \"\(text)\": \".\" and \"..\" are dot segments, which no URL path can name"
         }
         return nil
     }

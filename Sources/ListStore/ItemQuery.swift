@@ -66,6 +66,9 @@ public struct ItemPage: Sendable, Hashable {
     public var version: Int64
     /// How the store found the page's items.
     public var plan: QueryPlan
+    /// How many rows the store examined to make the page (candidate items
+    /// whose model it checked, and sections it walked).
+    public var examined = 0
 
     /// Creates a page.
     public init(entries: [Entry], nextCursor: String?, version: Int64, plan: QueryPlan = .listOrder) {

@@ -4,8 +4,10 @@ import ListView
 import Storage
 
 extension ListReader {
-    /// The most items one page examines when no index serves its filter; a
-    /// page that reaches it ends there (maybe short, maybe empty) with a `next`.
+    /// The default of ``StoreConfiguration/itemQueryBudget``: the most rows
+    /// (candidate items, sections walked) one page examines, whatever serves
+    /// its filter; a page that reaches it ends there (maybe short, maybe
+    /// empty) with a `next`.
     package static let scanLimit = 10_000
     /// Sections read per statement while walking the list.
     static let sectionBatch = 64
@@ -50,10 +52,14 @@ extension ListReader {
     /// recorded renumberings (``relocate(_:in:now:)``).
     ///
     /// A `where` on a declared path reads only that index's matches; other
-    /// filters are checked on each candidate. Without an index the page scans
-    /// at most ``scanLimit`` items.
+    /// filters are checked on each candidate. Whatever the plan, a page
+    /// examines at most ``StoreConfiguration/itemQueryBudget`` rows (each
+    /// candidate item, each section walked): a filter that rarely holds among
+    /// the candidates ends the page there, short or empty, with a cursor after
+    /// the last row examined, so a walk still finds every match once.
     /// - Complexity: O((page + s) · log n) for s sections walked, unfiltered
-    ///   or served by an index; O(min(n, scanLimit) · log n) for a scan.
+    ///   or when every candidate matches; O(b · log n) at most, for the budget
+    ///   b, independent of the list's size.
     package func items(_ list: Identifier, query: ItemQuery) throws(StoreError) -> ItemPage {
         guard (1...configuration.maxPageSize).contains(query.limit) else {
             throw StoreError(
@@ -87,20 +93,33 @@ extension ListReader {
                 if let page = try textPage(
                     list, query, only: only, start: start, generation: generation, pattern: pattern)
                 {
-                    return ItemPage(
+                    var answer = ItemPage(
                         entries: page.entries, nextCursor: page.next, version: meta.head.version, plan: .text)
+                    answer.examined = page.examined
+                    return answer
                 }
                 (source, plan) = (.items, .scan)
             }
-            var page = PageBuilder(limit: query.limit, bounded: plan == .scan)
+            var page = PageBuilder(limit: query.limit, budget: max(1, configuration.itemQueryBudget))
             try walkSections(list, only: only, from: start.map { ($0.sectionKey, $0.section ?? "") }) {
                 section throws(StoreError) in
+                let isStart = start.map { $0.sectionKey == section.position && $0.section == section.id.rawValue }
+                // Resuming inside the cursor's section is the same walk; any other section costs a row.
+                if isStart != true {
+                    guard
+                        page.walk(
+                            ItemCursor(
+                                generation: generation, sectionKey: section.position, section: section.id.rawValue,
+                                itemKey: Int64.min, item: ""))
+                    else { return false }
+                }
                 var after: (Int64, String)?
                 if let start, start.sectionKey == section.position, start.section == section.id.rawValue {
                     after = (start.itemKey, start.item)
                 }
                 while true {
-                    let count = filtered ? Self.filteredBatch : page.remaining + 1
+                    // One row past the page or the budget: enough to know whether there is more.
+                    let count = min(filtered ? Self.filteredBatch : page.remaining + 1, page.unspent + 1)
                     let batch = try candidates(list, section.id, source, after: after, count: count)
                     for candidate in batch {
                         let model = Model(trustedCanonicalText: candidate.model)
@@ -120,9 +139,11 @@ extension ListReader {
                     after = (last.position, last.id.rawValue)
                 }
             }
-            return ItemPage(
+            var answer = ItemPage(
                 entries: page.entries, nextCursor: page.more ? page.cursor?.text : nil, version: meta.head.version,
                 plan: plan)
+            answer.examined = page.examined
+            return answer
         }
     }
 
@@ -208,39 +229,57 @@ extension ListReader {
             """, list.sql, generation.sql, place.0.sql, place.1.sql, read: { ($0.int64(0), $0.text(1)) })
     }
 
-    /// The entries of a page as candidates stream by, and where it stopped.
+    /// The entries of a page as candidates stream by, and where it stopped:
+    /// when the page is full, or when it has examined `budget` rows.
     private struct PageBuilder {
         let limit: Int
-        let bounded: Bool
+        let budget: Int
         var entries: [ItemPage.Entry] = []
         var cursor: ItemCursor?
         var more = false
         var examined = 0
 
-        init(limit: Int, bounded: Bool) {
+        init(limit: Int, budget: Int) {
             self.limit = limit
-            self.bounded = bounded
+            self.budget = budget
         }
 
         var remaining: Int { limit - entries.count }
 
-        /// Takes `entry` (`nil`: the candidate did not match) at `place`; `false` when the page is done.
-        mutating func take(_ entry: ItemPage.Entry?, at place: ItemCursor) -> Bool {
-            if entry != nil, entries.count == limit {
+        /// Rows the page may still examine.
+        var unspent: Int { max(0, budget - examined) }
+
+        /// Counts a section walked into, `place` being before its first item;
+        /// `false` when the budget is spent (the next page starts there).
+        /// Either way everything before `place` has been examined, so it is
+        /// where a next page may resume: a budget spent on the section's
+        /// first candidate must not leave the page without a cursor.
+        mutating func walk(_ place: ItemCursor) -> Bool {
+            cursor = place
+            guard examined < budget else {
                 more = true
                 return false
             }
             examined += 1
-            if let entry {
-                entries.append(entry)
-                cursor = place
-            } else if bounded, examined >= ListReader.scanLimit {
-                // The scan budget is spent: the next page resumes after this
-                // item (those since the last entry did not match).
-                cursor = place
+            return true
+        }
+
+        /// Takes `entry` (`nil`: the candidate did not match) at `place`; `false` when the page is done.
+        mutating func take(_ entry: ItemPage.Entry?, at place: ItemCursor) -> Bool {
+            if entry != nil, entries.count == limit {
+                // A match beyond a full page: there is more, after the page's last entry.
                 more = true
                 return false
             }
+            guard examined < budget else {
+                // The budget is spent before this row: the next page resumes
+                // after the last row examined (a miss, or the last entry).
+                more = true
+                return false
+            }
+            examined += 1
+            cursor = place
+            if let entry { entries.append(entry) }
             return true
         }
     }
@@ -264,54 +303,66 @@ extension ListReader {
         return (.items, .scan)
     }
 
-    /// A page answered from the text index: every candidate of the list is
-    /// read (at most ``scanLimit``; `nil` beyond, and the caller scans),
-    /// checked exactly, put in list order and cut after the cursor.
+    /// A page answered from the text index: the places of the term's
+    /// candidates in the list are read (at most the budget,
+    /// ``StoreConfiguration/itemQueryBudget``; `nil` beyond, and the caller
+    /// scans), put in list order and cut after the cursor; then the models of
+    /// the candidates after it are read one by one and checked exactly, until
+    /// the page is full and one more match says there is a next page. So at
+    /// most the budget's worth of small rows and of models is read, never the
+    /// models of candidates before the cursor.
     /// `CROSS JOIN` keeps the text index the outer loop: left to itself,
     /// SQLite walks the list's items and runs the MATCH once per item.
-    /// - Complexity: O(m log m) for the term's m candidates in the list.
+    /// - Complexity: O(m log m) for the term's m ≤ budget candidates in the list.
     private func textPage(
         _ list: Identifier, _ query: ItemQuery, only: SectionPlace?, start: ItemCursor?, generation: Int64,
         pattern: String
-    ) throws(StoreError) -> (entries: [ItemPage.Entry], next: String?)? {
+    ) throws(StoreError) -> (entries: [ItemPage.Entry], next: String?, examined: Int)? {
         struct Row {
             var section: Identifier
             var place: ItemCursor
-            var model: String
+            var rowid: Int64
         }
+        let budget = max(1, configuration.itemQueryBudget)
         let rows = try db.rows(
             """
-            SELECT i.id, i.section_id, s.position, i.position, i.model FROM item_text
+            SELECT i.id, i.section_id, s.position, i.position, i.rowid FROM item_text
             CROSS JOIN items i ON i.rowid = item_text.rowid
             CROSS JOIN sections s ON s.list_id = i.list_id AND s.id = i.section_id
             WHERE item_text MATCH ? AND i.list_id = ? LIMIT ?
-            """, [pattern.sql, list.sql, (Self.scanLimit + 1).sql]
+            """, [pattern.sql, list.sql, (budget + 1).sql]
         ) {
             Row(
                 section: $0.identifier(1),
                 place: ItemCursor(
                     generation: generation, sectionKey: $0.int64(2), section: $0.text(1), itemKey: $0.int64(3),
                     item: $0.text(0)),
-                model: $0.text(4))
+                rowid: $0.int64(4))
         }
-        guard rows.count <= Self.scanLimit else { return nil }
+        guard rows.count <= budget else { return nil }
         func key(_ place: ItemCursor) -> (Int64, String, Int64, String) {
             (place.sectionKey, place.section ?? "", place.itemKey, place.item)
         }
         var entries: [ItemPage.Entry] = []
         var last: ItemCursor?
+        var examined = 0
         for row in rows.sorted(by: { key($0.place) < key($1.place) }) {
             if let only, row.section != only.id { continue }
             if let start, key(row.place) <= key(start) { continue }
-            let model = Model(trustedCanonicalText: row.model)
+            examined += 1
+            // Read in the same transaction as the places: the row is there.
+            guard
+                let text = try db.first("SELECT model FROM items WHERE rowid = ?", row.rowid.sql, read: { $0.text(0) })
+            else { continue }
+            let model = Model(trustedCanonicalText: text)
             guard try Self.matches(model, query) else { continue }
-            if entries.count == query.limit { return (entries, last?.text) }
+            if entries.count == query.limit { return (entries, last?.text, examined) }
             entries.append(
                 ItemPage.Entry(
                     section: row.section, item: ItemSnapshot(id: Identifier(storedText: row.place.item), model: model)))
             last = row.place
         }
-        return (entries, nil)
+        return (entries, nil, examined)
     }
 
     /// Calls `visit` with each section in order (only `only` when set), from

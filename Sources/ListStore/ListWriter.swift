@@ -106,6 +106,7 @@ package final class ListWriter {
                 .limitExceeded,
                 "a write holds at most \(configuration.maxOpsPerWrite) ops, this one has \(ops.count)")
         }
+        try checkAddedElements(ops, to: list)
         var target = try load(list, expectedVersion: expectedVersion)
         for (index, op) in ops.enumerated() {
             do {
@@ -762,14 +763,52 @@ package final class ListWriter {
         }
     }
 
+    /// Refuses a write that names more than ``StoreConfiguration/maxBodyElements``
+    /// sections and items: every write path (create, replace, and each op
+    /// batch, whose `insertSection`s carry items) passes here, so no single
+    /// request adds more than the limit, whatever route it came by.
+    /// - Parameters:
+    ///   - count: the sections and items the write names.
+    ///   - what: the write in words, for the detail (`inserting section "s"
+    ///     with 300000 items into list "l"`).
+    /// - Complexity: O(1); callers count in O(the write), never O(the list).
+    private func checkElements(_ count: Int, _ what: @autoclosure () -> String) throws(StoreError) {
+        guard count > configuration.maxBodyElements else { return }
+        throw StoreError(
+            .limitExceeded,
+            "\(what()) names \(count) sections and items in one write; the limit is \(configuration.maxBodyElements)")
+    }
+
+    /// ``checkElements(_:_:)`` for a batch of ops: the sections and items its
+    /// inserts add (an `insertSection` counts its items too), naming the
+    /// largest insert.
+    private func checkAddedElements(_ ops: [ListOperation], to list: Identifier) throws(StoreError) {
+        var total = 0
+        var largest: (index: Int, count: Int)?
+        for (index, op) in ops.enumerated() {
+            let added: Int
+            switch op {
+            case .insertSection(let section, _): added = 1 + section.items.count
+            case .insertItem: added = 1
+            default: added = 0
+            }
+            total += added
+            if added > (largest?.count ?? 0) { largest = (index, added) }
+        }
+        guard total > configuration.maxBodyElements else { return }
+        var what = "a batch of \(ops.count) ops on list \"\(list)\""
+        if let largest, case .insertSection(let section, _) = ops[largest.index] {
+            let name = section.id.map { "section \"\($0)\"" } ?? "a new section"
+            what =
+                "inserting \(name) with \(section.items.count) items into list \"\(list)\""
+                + (ops.count > 1 ? " (op \(largest.index), among \(ops.count) ops)" : "")
+        }
+        try checkElements(total, what)
+    }
+
     /// Validates a whole-list body (create, replace) and gives every entity an id.
     private func prepareBody(_ sections: [NewSection]) throws(StoreError) -> [SectionSnapshot] {
-        let total = sections.reduce(sections.count) { $0 + $1.items.count }
-        guard total <= configuration.maxBodyElements else {
-            throw StoreError(
-                .limitExceeded,
-                "a list body holds at most \(configuration.maxBodyElements) sections and items, this one has \(total)")
-        }
+        try checkElements(sections.reduce(sections.count) { $0 + $1.items.count }, "a list body")
         var sectionIDs = Set<Identifier>()
         var itemIDs = Set<Identifier>()
         var result: [SectionSnapshot] = []

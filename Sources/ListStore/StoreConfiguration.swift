@@ -14,10 +14,15 @@ public struct StoreConfiguration: Sendable {
     /// The most ops in one `apply`, and the most sections plus items in one
     /// `createList` or `replace`.
     public var maxOpsPerWrite: Int
-    /// Most sections and items in one whole-list body (create, replace).
+    /// Most sections and items one write names: a whole-list body (create,
+    /// replace) or a batch of ops (an `insertSection` counts its items too).
     public var maxBodyElements: Int
     /// The most items an items query returns in one page.
     public var maxPageSize: Int
+    /// The most rows one items query examines (candidate items, and sections
+    /// walked), whatever the list's size: a page that reaches it ends there,
+    /// maybe short or empty, with a cursor to resume from. Tests lower it.
+    public var itemQueryBudget = 10_000
     /// How many versions of history each list keeps (snapshots at versions
     /// `current - historyVersions ... current` can be rebuilt).
     public var historyVersions: Int64

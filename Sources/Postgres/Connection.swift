@@ -38,7 +38,8 @@ public final class Connection {
             throw PostgresError(.connection, message: "libpq could not allocate a connection")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let message = PostgresError.connectionMessage(handle)
+            // libpq's message may quote part of the URL (a malformed percent escape quotes its whole value).
+            let message = ConnectionString.scrub(PostgresError.connectionMessage(handle), secretsOf: url)
             PQfinish(handle)
             throw PostgresError(.connection, message: "cannot connect to \(Self.redacted(url)): \(message)")
         }
@@ -46,7 +47,7 @@ public final class Connection {
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.handle = handle
         if PQsetClientEncoding(handle, "UTF8") != 0 {
-            let message = PostgresError.connectionMessage(handle)
+            let message = ConnectionString.scrub(PostgresError.connectionMessage(handle), secretsOf: url)
             close()
             throw PostgresError(.connection, message: "cannot use UTF8 as the client encoding: \(message)")
         }
@@ -410,18 +411,10 @@ public final class Connection {
         "\"" + name.replacingAll("\"", with: "\"\"") + "\""
     }
 
-    /// `url` with its password replaced by `***`, for logs and messages.
+    /// `url` (a URL or conninfo) with every secret replaced by `***`, for
+    /// logs and messages; see ``ConnectionString``.
     public static func redacted(_ url: String) -> String {
-        // postgres://user:password@host… ; key=value strings: password=…
-        if let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@") {
-            let credentials = url[scheme.upperBound..<at]
-            if let colon = credentials.firstIndex(of: ":") {
-                return String(url[..<colon]) + ":***" + String(url[at...])
-            }
-        }
-        return url.split(separator: " ", omittingEmptySubsequences: false).map { part in
-            part.lowercased().hasPrefix("password=") ? "password=***" : String(part)
-        }.joined(separator: " ")
+        ConnectionString.redacted(url)
     }
 
     private func open() throws(PostgresError) -> OpaquePointer {

@@ -47,7 +47,9 @@ struct ServeOptions: ParsableArguments {
     var maxModelBytes: Int?
 
     @Option(
-        help: "Most sections and items in one list body (create, PUT) (env: LISTD_MAX_BODY_ELEMENTS; default: 250000).")
+        help: ArgumentHelp(
+            "Most sections and items one write names: a list body, a PATCH batch, a section with its items "
+                + "(env: LISTD_MAX_BODY_ELEMENTS; default: 250000)."))
     var maxBodyElements: Int?
 
     @Option(

@@ -3,13 +3,13 @@ import ListModel
 import Testing
 
 @Suite struct IdentifierTests {
-    @Test(arguments: ["a", "A-z_0.9~", String(repeating: "x", count: 128)])
+    @Test(arguments: ["a", "A-z_0.9~", String(repeating: "x", count: 128), "...", ".a", "a.", "..a"])
     func validIdsAreAccepted(_ text: String) {
         #expect(Identifier(text)?.rawValue == text)
         #expect(Identifier.validationFailure(text) == nil)
     }
 
-    @Test(arguments: ["", "a b", "ä", "a/b", String(repeating: "x", count: 129)])
+    @Test(arguments: ["", "a b", "ä", "a/b", String(repeating: "x", count: 129), ".", ".."])
     func invalidIdsAreRefusedWithAReason(_ text: String) {
         #expect(Identifier(text) == nil)
         #expect(Identifier.validationFailure(text) != nil)

@@ -51,7 +51,9 @@ final class Heard: Sendable {
             let commits = (0..<Int.random(in: 0...400, using: &generator)).map { _ in
                 let length = Int.random(in: 1...Identifier.maxLength, using: &generator)
                 let alphabet = Array("ABCXYZabcxyz0189._~-")
-                let list = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+                var list = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+                // "." and ".." are the two strings of these characters that are no id.
+                if Identifier(list) == nil { list += "x" }
                 return Commit(
                     list: Identifier(list)!, epoch: Identifier.generate().rawValue,
                     version: Int64.random(in: 1...Int64.max, using: &generator), deleted: Bool.random(using: &generator)

@@ -182,13 +182,13 @@ struct EventStreamMachine: Sendable {
         guard !text.isEmpty, parts.count <= maximumLists else {
             throw .invalidParameter(
                 "\(what) must name 1 to \(maximumLists) lists as list:version, list:now or list:epoch:version, "
-                    + "comma-separated; got \"\(text.prefix(80))\"")
+                    + "comma-separated; got \(ChangeParameters.quoted(text))")
         }
         for part in parts {
             let fields = part.split(separator: ":", omittingEmptySubsequences: false)
             guard fields.count == 2 || fields.count == 3, let list = Identifier(String(fields[0])) else {
                 throw .invalidParameter(
-                    "\(what) has \"\(part.prefix(80))\"; each entry must be list:version, list:now or list:epoch:version"
+                    "\(what) has \(ChangeParameters.quoted(part)); each entry must be list:version, list:now or list:epoch:version"
                 )
             }
             let versionText = fields[fields.count - 1]
@@ -199,10 +199,15 @@ struct EventStreamMachine: Sendable {
                 version = parsed
             } else {
                 throw .invalidParameter(
-                    "\(what) names version \"\(versionText.prefix(40))\" for list \(list); a version is a whole number ≥ 0 or now"
+                    "\(what) names version \(ChangeParameters.quoted(versionText)) for list \(list); a version is a whole number ≥ 0 or now"
                 )
             }
             let epoch = fields.count == 3 && !fields[1].isEmpty ? String(fields[1]) : nil
+            if let epoch, let reason = ChangeParameters.epochFailure(epoch) {
+                throw .invalidParameter(
+                    "\(what) names epoch \(ChangeParameters.quoted(epoch)) for list \(list) in entry "
+                        + "\(ChangeParameters.quoted(part)): \(reason)")
+            }
             guard cursors.updateValue(Cursor(epoch: epoch, version: version), forKey: list) == nil else {
                 throw .invalidParameter("\(what) names list \(list) twice")
             }

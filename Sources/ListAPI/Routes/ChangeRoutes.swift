@@ -35,16 +35,17 @@ struct ChangeRoutes: RouteGroup {
         let timeout: Duration
         let maxChanges: Int?
         let view: ViewSpec?
+        let epoch: String?
         do throws(Problem) {
             list = try context.identifier("list")
             view = try context.view(allowing: ["since", "timeout", "epoch", "maxChanges"])
             since = try ChangeParameters.since(context.request.queryValue("since"))
             timeout = try changeTimeout(context.request.queryValue("timeout"))
             maxChanges = try ChangeParameters.maxChanges(context.request.queryValue("maxChanges"))
+            epoch = try ChangeParameters.epoch(context.request.queryValue("epoch"), what: "epoch")
         } catch {
             return exchange.fail(error)
         }
-        let epoch = context.request.queryValue("epoch")
         if let head = heads.known(list) {
             return changes(
                 of: head, view: view, since: since, epoch: epoch, maxChanges: maxChanges, timeout: timeout, exchange)
@@ -283,6 +284,9 @@ struct ChangeRoutes: RouteGroup {
             guard let id = Identifier(key), let text = epoch.stringValue else {
                 throw .invalidRequest("\"epochs\".\(key.prefix(140)) must be a list id with a string epoch")
             }
+            if let reason = ChangeParameters.epochFailure(text) {
+                throw .invalidRequest("\"epochs\".\(id) is \(ChangeParameters.quoted(text)): \(reason)")
+            }
             epochs[id] = text
         }
         return epochs
@@ -307,6 +311,36 @@ enum ChangeParameters {
                 "since must be a version (a whole number ≥ 0) or \"now\", got \"\(text.prefix(40))\"")
         }
         return .version(version)
+    }
+
+    /// An epoch a client sends back (`epoch=`, a `lists=` entry, an event
+    /// id), or nil when absent or empty.
+    ///
+    /// The store makes every epoch as it makes an id (``Identifier/generate()``),
+    /// so a text outside the id alphabet names no epoch: it is refused rather
+    /// than carried on into an event id, where a line break would inject lines
+    /// into the client's stream.
+    static func epoch(_ text: String?, what: String) throws(Problem) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        if let reason = epochFailure(text) {
+            throw .invalidParameter("\(what) is \(quoted(text)): \(reason)")
+        }
+        return text
+    }
+
+    /// Why `text` is no epoch, or nil when it may be one.
+    static func epochFailure(_ text: some StringProtocol) -> String? {
+        guard Identifier.validationFailure(String(text)) == nil else {
+            return
+                "an epoch is 1 to \(Identifier.maxLength) characters of A-Z a-z 0-9 . _ ~ - (as the server makes them)"
+        }
+        return nil
+    }
+
+    /// `text` in quotes for a problem's detail, cut to 80 characters, with
+    /// control characters (line breaks above all) written as escapes.
+    static func quoted(_ text: some StringProtocol) -> String {
+        "\"" + text.prefix(80).unicodeScalars.map { $0.escaped(asASCII: false) }.joined() + "\""
     }
 
     /// `maxChanges=N`: the client would rather reset than get a change naming more than N sections and items.

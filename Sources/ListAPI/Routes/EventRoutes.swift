@@ -34,7 +34,7 @@ struct EventRoutes: RouteGroup {
                 cursors = try EventStreamMachine.parseCursors(lastID, what: "Last-Event-ID")
                 guard cursors.count == 1, cursors[list] != nil else {
                     throw .invalidParameter(
-                        "Last-Event-ID \"\(lastID.prefix(80))\" is not an event id of list \(list)'s stream")
+                        "Last-Event-ID \(ChangeParameters.quoted(lastID)) is not an event id of list \(list)'s stream")
                 }
             } else {
                 let version: Int64
@@ -42,7 +42,8 @@ struct EventRoutes: RouteGroup {
                 case .now: version = -1
                 case .version(let given): version = given
                 }
-                cursors = [list: .init(epoch: context.request.queryValue("epoch"), version: version)]
+                let epoch = try ChangeParameters.epoch(context.request.queryValue("epoch"), what: "epoch")
+                cursors = [list: .init(epoch: epoch, version: version)]
             }
         } catch {
             return exchange.fail(error)
