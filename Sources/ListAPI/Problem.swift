@@ -158,7 +158,7 @@ extension Problem {
         var problem = Problem(
             slug: "shutting-down", title: "The server is shutting down", status: 503,
             detail: "listd is shutting down; retry against another instance or in a moment")
-        problem.headers = [("Retry-After", "1")]
+        problem.headers = [("Retry-After", String(Int.random(in: 1...3)))]
         return problem
     }
 

@@ -219,7 +219,7 @@ final class StartingHandler: HTTPHandler {
         var problem = Problem(
             slug: "service-unavailable", title: "Service Unavailable", status: 503,
             detail: "listd is opening its database; retry in a moment")
-        problem.headers = [("Retry-After", "1")]
+        problem.headers = [("Retry-After", String(Int.random(in: 1...3)))]
         return problem.response()
     }
 
