@@ -9,38 +9,38 @@ import Testing
 /// `Thread.current.name = …` a thread that started quickly kept its default
 /// name, so `store-writer` or `store-catchup` was missing from `/proc` at times.
 @Suite struct ThreadNameTests {
-    @Test func aThreadIsNamedFromItsFirstStep() async throws {
+    @Test(.timeLimit(.minutes(2))) func aThreadIsNamedFromItsFirstStep() async throws {
         #if os(Linux)
-            let seen = Mutex<[String: String]>([:])
-            let finished = Mutex(0)
+            // Waited for without polling: a loop of Task.yield here held a
+            // cooperative thread, and under load the threads it waited for
+            // ran late enough to pass a deadline.
             let count = 40
-            for index in 0..<count {
-                let name = "named-\(index)"
-                let thread = Thread {
-                    nameCurrentThread(name)
-                    let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
-                    seen.withLock { $0[name] = comm.trimmingCharacters(in: .whitespacesAndNewlines) }
-                    finished.withLock { $0 += 1 }
+            let names = await withCheckedContinuation { (done: CheckedContinuation<[String: String], Never>) in
+                let seen = Mutex<[String: String]>([:])
+                for index in 0..<count {
+                    let name = "named-\(index)"
+                    Thread {
+                        nameCurrentThread(name)
+                        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+                        let all = seen.withLock { seen -> [String: String]? in
+                            seen[name] = comm.trimmingCharacters(in: .whitespacesAndNewlines)
+                            return seen.count == count ? seen : nil
+                        }
+                        if let all { done.resume(returning: all) }
+                    }.start()
                 }
-                thread.start()
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while finished.withLock({ $0 }) < count, ContinuousClock.now < deadline { await Task.yield() }
-            let names = seen.withLock { $0 }
             #expect(names.count == count)
             for (name, comm) in names { #expect(comm == name) }
             // Linux keeps 15 bytes; a longer name is cut, not refused.
-            let long = Mutex("")
-            let done = Mutex(false)
-            Thread {
-                nameCurrentThread("a-very-long-thread-name")
-                long.withLock {
-                    $0 = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
-                }
-                done.withLock { $0 = true }
-            }.start()
-            while !done.withLock({ $0 }), ContinuousClock.now < deadline { await Task.yield() }
-            #expect(long.withLock { $0 }.trimmingCharacters(in: .whitespacesAndNewlines) == "a-very-long-thr")
+            let long = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+                Thread {
+                    nameCurrentThread("a-very-long-thread-name")
+                    done.resume(
+                        returning: (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+                }.start()
+            }
+            #expect(long.trimmingCharacters(in: .whitespacesAndNewlines) == "a-very-long-thr")
         #endif
     }
 }
