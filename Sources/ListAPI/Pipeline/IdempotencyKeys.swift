@@ -52,20 +52,23 @@ final class IdempotencyKeys: Sendable {
         let slot = Slot(caller: claim.caller, key: key)
         await enter(slot)
         defer { leave(slot) }
-        if let record = try await record(of: claim) { return try await answer(from: record, claim) }
+        // No look at the store first: the claim each write makes in its own
+        // transaction is what decides (and costs no read on the way of a
+        // first request). A retry's write finds the key taken and applies
+        // nothing; a retry that writes nothing finds the record as it keeps
+        // its answer; one that fails (a read before the write finding what
+        // the first request changed) finds it below.
         let response: Response
         do {
             response = try await IdempotencyClaim.$current.withValue(claim) { try await route(context) }
         } catch {
-            let problem = RequestPipeline.problem(for: error)
-            if problem.slug == "idempotency-key-reused", !claim.applied.value {
-                // The store found the key taken (another instance's request, in
-                // the moment since the look above): answer as that request did.
-                return try await answer(from: await record(of: claim), claim)
+            if claim.applied.value {
+                // Applied, then failed: that is the request's answer.
+                return try await keep(RequestPipeline.problem(for: error).response(), claim)
             }
-            // Nothing applied: nothing kept, and a retry runs afresh.
-            guard claim.applied.value else { throw error }
-            return try await keep(problem.response(), claim)
+            if let record = try await record(of: claim) { return try await answer(from: record, claim) }
+            // Nothing applied and nothing recorded: nothing kept, and a retry runs afresh.
+            throw error
         }
         guard claim.applied.value || (200..<300).contains(response.status.code) else { return response }
         return try await keep(response, claim)
