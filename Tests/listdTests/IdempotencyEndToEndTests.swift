@@ -10,7 +10,9 @@ import Tokens
 /// request refused, keys kept apart per caller, concurrent duplicates applied
 /// once, an answer the client never read replayed, and a retry on another
 /// instance of one database replayed.
-@Suite struct IdempotencyEndToEndTests {
+/// Serialized: each PostgreSQL case runs one or two listd instances, and the
+/// suite's PostgreSQL server allows 300 connections for every suite at once.
+@Suite(.serialized) struct IdempotencyEndToEndTests {
     enum Backend: String, CustomStringConvertible, Sendable {
         case sqlite, postgres
         var description: String { rawValue }
