@@ -83,10 +83,12 @@ let package = Package(
         .target(
             name: "ListAPI",
             dependencies: [
-                "HTTP", "Server", "ListModel", "ListStore", "ListWire", "ListView", "JSON", "SectionDiff", "ReactiveCore",
+                "HTTP", "Server", "ListModel", "ListStore", "ListWire", "ListView", "JSON", "SectionDiff",
+                "ReactiveCore",
                 "Tokens",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // MARK: The clients (no FoundationNetworking in ListClient: listd links it)
@@ -157,8 +159,9 @@ let package = Package(
             exclude: [
                 "README.md", "nginx.conf", "run.sh", "cluster-patch.lua", "engine.sh", "cluster.sh", "update.lua",
                 "query.sh", "lib.sh", "compare.sh",
-                "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh", "views.sh", "update-view.lua",
-                "auth.sh", "auth.lua", "update-auth.lua",
+                "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh", "views.sh",
+                "update-view.lua",
+                "auth.sh", "auth.lua", "update-auth.lua", "idempotency.sh", "update-idempotent.lua",
             ]
         ),
 
@@ -215,11 +218,13 @@ let package = Package(
         .testTarget(
             name: "ListClientTests",
             dependencies: [
-                "ListClient", "ListClientNetworking", "ListWire", "ListView", "listd", "ListdTestSupport", "SectionDiff",
+                "ListClient", "ListClientNetworking", "ListWire", "ListView", "listd", "ListdTestSupport",
+                "SectionDiff",
                 "JSON", "ReactiveCore",
             ]
         ),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
+        .testTarget(
+            name: "HTTPClientTests", dependencies: ["HTTPClient", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),
         .testTarget(
             name: "listdTests",
             dependencies: [
@@ -240,7 +245,8 @@ if Context.environment["LISTD_FUZZ"] != nil {
             name: "HTTPParserFuzzer", dependencies: ["HTTP"], path: "Fuzz/HTTPParserFuzzer", swiftSettings: fuzzer),
         .executableTarget(name: "JSONFuzzer", dependencies: ["JSON"], path: "Fuzz/JSONFuzzer", swiftSettings: fuzzer),
         .executableTarget(
-            name: "OpsFuzzer", dependencies: ["ListAPI", "ListWire", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer", swiftSettings: fuzzer),
+            name: "OpsFuzzer", dependencies: ["ListAPI", "ListWire", "HTTP", "JSON"], path: "Fuzz/OpsFuzzer",
+            swiftSettings: fuzzer),
         .executableTarget(
             name: "TokenFuzzer", dependencies: ["Tokens", .product(name: "Crypto", package: "swift-crypto")],
             path: "Fuzz/TokenFuzzer", swiftSettings: fuzzer),

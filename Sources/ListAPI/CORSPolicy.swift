@@ -12,9 +12,10 @@ public struct CORSPolicy: Sendable, Equatable {
     public var origins: [String]
 
     /// Request header fields a browser may send.
-    public static let allowedHeaders = "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID"
+    public static let allowedHeaders =
+        "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, Last-Event-ID"
     /// Response header fields a script may read.
-    public static let exposedHeaders = "ETag, Location, Retry-After, listd-query-plan"
+    public static let exposedHeaders = "ETag, Idempotent-Replayed, Location, Retry-After, listd-query-plan"
     /// Methods a preflight may ask for.
     public static let allowedMethods = "GET, HEAD, POST, PUT, PATCH, DELETE"
     /// How long a browser may cache a preflight answer, in seconds.

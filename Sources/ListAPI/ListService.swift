@@ -93,6 +93,7 @@ public final class ListService: HTTPHandler {
             InspectorRoutes(),
         ]
         var table = RouteTable()
+        table.idempotency = IdempotencyKeys(store: store)
         for group in groups { group.register(in: &table) }
         // Outermost first: the log line and the count see the answer last,
         // with the CORS fields added and the problem rendered.

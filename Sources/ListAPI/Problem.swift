@@ -102,6 +102,13 @@ extension Problem {
     }
 
     /// 400: a request header (`If-Match`) is malformed.
+    /// 422: an `Idempotency-Key` the caller used for another request.
+    static func idempotencyKeyReused(_ detail: String) -> Problem {
+        Problem(
+            slug: "idempotency-key-reused", title: "The Idempotency-Key was used for another request", status: 422,
+            detail: detail)
+    }
+
     static func invalidHeader(_ detail: String) -> Problem {
         Problem(slug: "invalid-header", title: "A request header is not valid", status: 400, detail: detail)
     }
@@ -207,6 +214,10 @@ extension Problem {
             // reads this answer, but the access log and metrics record 499
             // ("client closed request", as nginx logs it).
             self.init(slug: "cancelled", title: "The request was cancelled", status: 499, detail: error.detail)
+        case .idempotencyKeyUsed:
+            // The idempotency layer replays or refuses before this is seen; a
+            // route outside it that met a used key sees the reuse.
+            self = .idempotencyKeyReused(error.detail)
         }
     }
 }

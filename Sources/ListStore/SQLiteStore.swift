@@ -212,6 +212,18 @@ public final class SQLiteStore: Store {
         }
     }
 
+    public func idempotencyRecord(caller: String, key: String) async throws(StoreError) -> IdempotencyRecord? {
+        try await read { reader throws(StoreError) in try reader.idempotencyRecord(caller: caller, key: key) }
+    }
+
+    public func recordIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) async throws(StoreError)
+        -> IdempotencyRecord?
+    {
+        try await write(claiming: false) { writer, now throws(StoreError) in
+            (try writer.recordIdempotentAnswer(claim, answer, now: now), [Commit]())
+        }
+    }
+
     public func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
         feed.subscribe(observer)
     }
@@ -231,16 +243,29 @@ public final class SQLiteStore: Store {
     // that committed is answered as committed (its commit is published to
     // followers either way).
 
+    /// Queues `body` for the writer. When the calling task carries an
+    /// ``IdempotencyClaim`` (and `claiming` is true), the write first claims
+    /// its key in the same savepoint, so the write and its record commit or
+    /// roll back together.
     private func write<T: Sendable>(
+        claiming: Bool = true,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
-        try await cancellableSubmission { cancellation, answer in
+        let claim = claiming ? IdempotencyClaim.current : nil
+        return try await cancellableSubmission { cancellation, answer in
             writes.enqueue(
                 PendingWrite(
                     cancellation: cancellation,
                     run: { writer throws(StoreError) in
-                        let (value, commits) = try body(writer, Self.nowMilliseconds())
-                        return CompletedWrite(commits: commits, succeed: { answer(.success(value)) })
+                        let now = Self.nowMilliseconds()
+                        if let claim { try writer.claimIdempotencyKey(claim, now: now) }
+                        let (value, commits) = try body(writer, now)
+                        return CompletedWrite(
+                            commits: commits,
+                            succeed: {
+                                claim?.applied.set()
+                                answer(.success(value))
+                            })
                     },
                     fail: { answer(.failure($0)) }))
         }
@@ -437,9 +462,11 @@ struct WriterLoop {
         let db = writer.db
         do throws(StoreError) {
             try db.execute("BEGIN IMMEDIATE")
-            let more = try writer.pruneIdleStep(now: SQLiteStore.nowMilliseconds())
+            let now = SQLiteStore.nowMilliseconds()
+            let more = try writer.pruneIdleStep(now: now)
+            let moreKeys = try writer.pruneIdempotencyKeys(now: now)
             try db.execute("COMMIT")
-            return more
+            return more || moreKeys
         } catch {
             try? db.execute("ROLLBACK")
             writer.transactionRolledBack()

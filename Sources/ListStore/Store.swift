@@ -54,6 +54,13 @@ public protocol Store: Sendable {
     ) async throws(StoreError) -> WriteResult
 
     /// Deletes a list with its sections, items and history.
+    ///
+    /// Every write method (this one, ``createList(id:name:sections:indexes:)``,
+    /// ``apply(_:to:expectedVersion:)``, ``replace(_:name:sections:indexes:expectedVersion:)``,
+    /// ``addIndex(_:to:progress:)``, ``dropIndex(_:from:)``, ``setTextIndex(_:on:progress:)``)
+    /// claims the calling task's ``IdempotencyClaim/current`` key in its own
+    /// transaction, failing with `idempotencyKeyUsed` (applying nothing) when
+    /// the caller's key is recorded already.
     func deleteList(_ list: Identifier, expectedVersion: Int64?) async throws(StoreError)
 
     /// The current snapshot and the snapshot at each of `versions` still inside
@@ -98,6 +105,17 @@ public protocol Store: Sendable {
     func setTextIndex(
         _ enabled: Bool, on list: Identifier, progress: @escaping @Sendable (Int, Int) -> Void
     ) async throws(StoreError) -> Bool
+
+    /// The caller's record of an `Idempotency-Key` (see ``IdempotencyClaim``), if any.
+    func idempotencyRecord(caller: String, key: String) async throws(StoreError) -> IdempotencyRecord?
+
+    /// Attaches the service's answer to `claim`'s record, in its own
+    /// transaction; inserts the record with it when no write of the request
+    /// claimed the key (a request that changed nothing). Returns `nil` when
+    /// kept, or the record as it is when it holds an answer already or
+    /// another request's fingerprint (to replay or refuse that instead).
+    func recordIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) async throws(StoreError)
+        -> IdempotencyRecord?
 
     /// Registers `observer` to hear of every durable commit that changed or
     /// deleted a list. It is called on the store's writer thread after the

@@ -28,6 +28,9 @@ public struct StoreConfiguration: Sendable {
     public var historyVersions: Int64
     /// How long history is kept: versions superseded longer ago are pruned.
     public var historyAge: Duration
+    /// How long idempotency keys and their answers are kept (API.md, Retries:
+    /// at least 24 hours); older records are pruned when the writer is idle.
+    public var idempotencyRetention: Duration = .seconds(24 * 3600)
     /// How many reader threads (each with its own connection) serve reads.
     public var readers: Int
     /// The most queued writes one group commit takes.

@@ -49,6 +49,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// nothing was read or written. (A call the store has started runs to
         /// its end; a write that committed stays committed and is answered normally.)
         case cancelled
+        /// The write's `Idempotency-Key` is recorded already for its caller
+        /// (``IdempotencyClaim``): nothing was applied; the service replays
+        /// the recorded answer or refuses the reuse.
+        case idempotencyKeyUsed
     }
 
     /// What went wrong.

@@ -246,6 +246,18 @@ public final class PostgresStore: Store {
         }
     }
 
+    public func idempotencyRecord(caller: String, key: String) async throws(StoreError) -> IdempotencyRecord? {
+        try await read { reader throws(StoreError) in try reader.idempotencyRecord(caller: caller, key: key) }
+    }
+
+    public func recordIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) async throws(StoreError)
+        -> IdempotencyRecord?
+    {
+        try await write(on: nil, locking: [], claiming: false) { writer, now throws(StoreError) in
+            (try writer.recordIdempotentAnswer(claim, answer, now: now), [Commit]())
+        }
+    }
+
     public func onCommit(_ observer: @escaping @Sendable (Commit) -> Void) -> CommitSubscription {
         feed.subscribe(observer)
     }
@@ -260,17 +272,30 @@ public final class PostgresStore: Store {
 
     /// Queues `body` for the writer session of `list`'s lane (see ``lane(of:)``),
     /// which locks `lists` first; `list` is `nil` for a new list without an id.
+    ///
+    /// When the calling task carries an ``IdempotencyClaim`` (and `claiming`
+    /// is true), the write first claims its key in the same savepoint: a
+    /// session claiming a key another holds uncommitted waits for it, then
+    /// fails with `idempotencyKeyUsed` having applied nothing.
     private func write<T: Sendable>(
-        on list: Identifier?, locking lists: [Identifier],
+        on list: Identifier?, locking lists: [Identifier], claiming: Bool = true,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
-        try await cancellableSubmission { cancellation, answer in
+        let claim = claiming ? IdempotencyClaim.current : nil
+        return try await cancellableSubmission { cancellation, answer in
             lanes[lane(of: list)].enqueue(
                 PendingWrite(
                     cancellation: cancellation, lists: lists,
                     run: { writer throws(StoreError) in
-                        let (value, commits) = try body(writer, Self.nowMilliseconds())
-                        return CompletedWrite(commits: commits, succeed: { answer(.success(value)) })
+                        let now = Self.nowMilliseconds()
+                        if let claim { try writer.claimIdempotencyKey(claim, now: now) }
+                        let (value, commits) = try body(writer, now)
+                        return CompletedWrite(
+                            commits: commits,
+                            succeed: {
+                                claim?.applied.set()
+                                answer(.success(value))
+                            })
                     },
                     fail: { answer(.failure($0)) }))
         }
@@ -533,10 +558,11 @@ struct PostgresWriterLoop {
         do throws(StoreError) {
             let now = PostgresStore.nowMilliseconds()
             try run("BEGIN ISOLATION LEVEL READ COMMITTED")
+            let moreKeys = try writer.pruneIdempotencyKeys(now: now)
             let candidates = try writer.idleCandidates(now: now)
             guard !candidates.isEmpty else {
                 try run("COMMIT")
-                return false
+                return moreKeys
             }
             let locked: [Identifier]
             do throws(PostgresError) {
@@ -549,7 +575,7 @@ struct PostgresWriterLoop {
             }
             let more = try writer.pruneIdle(locked, now: now)
             try run("COMMIT")
-            return more || locked.count < candidates.count
+            return more || moreKeys || locked.count < candidates.count
         } catch {
             connection.rollbackQuietly()
             writer.transactionRolledBack()

@@ -260,6 +260,14 @@ struct Settings {
         let historyVersions = try env.resolve(options.historyVersions, "LISTD_HISTORY_VERSIONS", default: 10_000)
         let historyAge = try env.resolve(
             options.historyAge, "LISTD_HISTORY_AGE", default: DurationArgument(.seconds(7 * 86_400), description: "7d"))
+        let idempotencyRetention = try env.resolve(
+            options.idempotencyRetention, "LISTD_IDEMPOTENCY_RETENTION",
+            default: DurationArgument(.seconds(86_400), description: "24h"))
+        guard idempotencyRetention.duration >= .seconds(86_400) else {
+            throw ValidationError(
+                "--idempotency-retention must be at least 24h (the contract keeps answers that long), got \(idempotencyRetention)"
+            )
+        }
         guard maxBody >= 1024 else { throw ValidationError("--max-body-bytes must be at least 1024") }
         guard maxModel >= 2, maxModel <= maxBody else {
             throw ValidationError("--max-model-bytes must be from 2 to --max-body-bytes (\(maxBody))")
@@ -275,6 +283,7 @@ struct Settings {
             historyAge: historyAge.duration == .zero ? .seconds(100 * 365 * 86_400) : historyAge.duration,
             maxBodyElements: maxBodyElements,
             hotListMemory: hotListMemory)
+        store.idempotencyRetention = idempotencyRetention.duration
         if let pages = options.testingMaxDatabasePages {
             guard pages >= 1 else { throw ValidationError("--testing-max-database-pages must be at least 1") }
             store.maxDatabasePages = pages

@@ -72,6 +72,12 @@ struct ServeOptions: ParsableArguments {
 
     @Option(
         help:
+            "How long Idempotency-Keys and their answers are kept, at least 24h, e.g. 48h, 7d (env: LISTD_IDEMPOTENCY_RETENTION; default: 24h)."
+    )
+    var idempotencyRetention: DurationArgument?
+
+    @Option(
+        help:
             "Bearer token that may read and write; prefer the variable, since flags show in ps (env: LISTD_WRITE_TOKEN)."
     )
     var writeToken: String?

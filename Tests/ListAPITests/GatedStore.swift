@@ -138,6 +138,16 @@ final class GatedStore: Store {
         try await inner.deleteList(list, expectedVersion: expectedVersion)
     }
 
+    func idempotencyRecord(caller: String, key: String) async throws(StoreError) -> IdempotencyRecord? {
+        try await inner.idempotencyRecord(caller: caller, key: key)
+    }
+
+    func recordIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) async throws(StoreError)
+        -> IdempotencyRecord?
+    {
+        try await inner.recordIdempotentAnswer(claim, answer)
+    }
+
     func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError) -> VersionedSnapshots {
         try await inner.snapshots(of: list, at: versions)
     }

@@ -24,12 +24,24 @@ import Testing
     /// acknowledged is there. (For PostgreSQL: the server outlives the killed
     /// client, so this proves acknowledgement only follows a durable COMMIT.)
     @Test(arguments: StoreKind.tested) func everyAcknowledgedWriteSurvivesSIGKILL(_ kind: StoreKind) async throws {
+        try await killWriter(kind, idempotent: false)
+    }
+
+    /// The same with an idempotency key on every write: after SIGKILL, an
+    /// item is there exactly when its key's record is (the record commits
+    /// with the write, never apart from it).
+    @Test(arguments: StoreKind.tested) func idempotencyRecordsCommitWithTheirWrites(_ kind: StoreKind) async throws {
+        try await killWriter(kind, idempotent: true)
+    }
+
+    func killWriter(_ kind: StoreKind, idempotent: Bool) async throws {
         let directory = try TemporaryDirectory()
         let database: TestDatabase? = kind == .postgres ? try await TestPostgres.createDatabase() : nil
         defer { database?.drop() }
         let process = Process()
         process.executableURL = try Self.writerURL()
-        process.arguments = [database?.url ?? directory.databasePath, migrationsDirectory.path]
+        process.arguments =
+            [database?.url ?? directory.databasePath, migrationsDirectory.path] + (idempotent ? ["idempotent"] : [])
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -72,6 +84,32 @@ import Testing
         let present = Set(snapshot.sections[0].items.map(\.id.rawValue))
         #expect(acknowledged.isSubset(of: present), "lost: \(acknowledged.subtracting(present).sorted().prefix(10))")
         #expect(snapshot.version == Int64(present.count) + 1)
+        if idempotent {
+            // Every id a writer may have tried: w<writer>-<n> up to a few past the highest acknowledged.
+            var highest = [Int](repeating: -1, count: 16)
+            for item in acknowledged.union(present) {
+                let parts = item.dropFirst().split(separator: "-")
+                if parts.count == 2, let writer = Int(parts[0]), let count = Int(parts[1]),
+                    highest.indices.contains(writer)
+                {
+                    highest[writer] = max(highest[writer], count)
+                }
+            }
+            var separated: [String] = []
+            var recorded = 0
+            for (writer, top) in highest.enumerated() {
+                for count in 0...(top + 4) {
+                    let item = "w\(writer)-\(count)"
+                    let record = try await store.idempotencyRecord(caller: "crash", key: item)
+                    if record != nil { recorded += 1 }
+                    if (record != nil) != present.contains(item) { separated.append(item) }
+                }
+            }
+            #expect(
+                separated.isEmpty,
+                "an effect without its record, or a record without its effect: \(separated.prefix(10))")
+            #expect(recorded == present.count)
+        }
         await store.close()
     }
 }

@@ -39,7 +39,8 @@ struct MigrationTargetTests {
             #expect(try migrator.pending(db).isEmpty)
             #expect(
                 try Self.tables(db).sorted() == [
-                    "commits", "history", "item_values", "items", "list_index_paths", "list_indexes",
+                    "commits", "history", "idempotency_keys", "item_values", "items", "list_index_paths",
+                    "list_indexes",
                     "list_text_indexes", "lists", "renumbered_keys", "renumberings", "schema_migrations", "sections",
                     "versions",
                 ])

@@ -2,17 +2,19 @@
 // and prints each acknowledged write, so the parent can SIGKILL it mid-stream
 // and check that every printed write survived.
 //
-// Usage: StoreCrashWriter <database path, or postgres:// URL> <migrations folder>
+// Usage: StoreCrashWriter <database path, or postgres:// URL> <migrations folder> [idempotent]
+// With `idempotent`, each write carries an IdempotencyClaim keyed by its item's id.
 import Foundation
 import ListModel
 import ListStore
 import PostgresStore
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: StoreCrashWriter <database> <migrations>\n".utf8))
+guard arguments.count == 3 || (arguments.count == 4 && arguments[3] == "idempotent") else {
+    FileHandle.standardError.write(Data("usage: StoreCrashWriter <database> <migrations> [idempotent]\n".utf8))
     exit(2)
 }
+let idempotent = arguments.count == 4
 let configuration = StoreConfiguration(migrationsDirectory: URL(fileURLWithPath: arguments[2]), fullSync: true)
 let list = Identifier("crash")
 let section = Identifier("s")
@@ -44,9 +46,12 @@ await withTaskGroup(of: Void.self) { group in
                 count += 1
                 guard let id = Identifier(item) else { return }
                 do {
-                    _ = try await store.apply(
-                        [.insertItem(section: section, item: NewItem(id: id), at: count % 3 == 0 ? 0 : nil)],
-                        to: list, expectedVersion: nil)
+                    let claim = idempotent ? IdempotencyClaim(caller: "crash", key: item, fingerprint: item) : nil
+                    _ = try await IdempotencyClaim.$current.withValue(claim) {
+                        try await store.apply(
+                            [.insertItem(section: section, item: NewItem(id: id), at: count % 3 == 0 ? 0 : nil)],
+                            to: list, expectedVersion: nil)
+                    }
                     acknowledge(item)
                 } catch {
                     FileHandle.standardError.write(Data("StoreCrashWriter: \(error)\n".utf8))

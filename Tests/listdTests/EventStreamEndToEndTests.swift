@@ -373,14 +373,18 @@ final class EventStreamReader: Sendable {
             ])
         #expect(preflight.status == 204, "a preflight needs no token")
         #expect(preflight.header("Access-Control-Allow-Origin") == "http://app.test")
-        for name in ["Authorization", "If-Match", "If-None-Match", "Last-Event-ID", "Content-Type"] {
+        for name in [
+            "Authorization", "If-Match", "If-None-Match", "Last-Event-ID", "Content-Type", "Idempotency-Key",
+        ] {
             #expect(preflight.header("Access-Control-Allow-Headers")?.contains(name) == true, "\(name)")
         }
         #expect(preflight.header("Access-Control-Allow-Methods")?.contains("PATCH") == true)
         let answer = try await server.get(
             "/lists", headers: ["Origin": "http://app.test", "Authorization": "Bearer w-token"])
         #expect(answer.header("Access-Control-Allow-Origin") == "http://app.test")
-        #expect(answer.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After, listd-query-plan")
+        #expect(
+            answer.header("Access-Control-Expose-Headers")
+                == "ETag, Idempotent-Replayed, Location, Retry-After, listd-query-plan")
         let refused = try await server.request("OPTIONS", "/lists", headers: ["Origin": "http://evil.test"])
         #expect(refused.status == 403 && refused.text.contains("evil.test"))
         let other = try await server.get("/healthz", headers: ["Origin": "http://evil.test"])

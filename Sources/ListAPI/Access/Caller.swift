@@ -34,6 +34,18 @@ struct Caller: Sendable {
     /// (``CallerLimits``): the token's subject, or the client's address.
     var limitKey: String
 
+    /// Whose `Idempotency-Key`s a request's are (API.md, Retries: a token's
+    /// keys are not another token's): a signed token's subject, the static
+    /// write (or read) token, or everyone when no token is configured.
+    var idempotencyScope: String {
+        switch kind {
+        case .open: "open"
+        case .writeToken: "write-token"
+        case .readToken: "read-token"
+        case .signed: "subject " + (subject ?? "(none)")
+        }
+    }
+
     struct Rights: OptionSet, Sendable {
         let rawValue: UInt8
         static let read = Rights(rawValue: 1)

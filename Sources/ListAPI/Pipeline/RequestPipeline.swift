@@ -207,14 +207,34 @@ struct Route: Sendable {
 /// The routes of the contract, as each ``RouteGroup`` adds its own. HEAD is
 /// answered wherever GET is (the router falls back to the GET route and the
 /// server drops the body).
+///
+/// Every write route (`POST`, `PUT`, `PATCH`, `DELETE` needing the write or
+/// admin right) added after ``idempotency`` is set runs under the request's
+/// `Idempotency-Key` (``IdempotencyKeys``); write routes answer from a task
+/// (``Route/Action/async(_:)``), where the keys are honoured.
 struct RouteTable: Sendable {
     private(set) var router = Router<Route>()
+    /// Wraps the write routes (see above); nil leaves them bare.
+    var idempotency: IdempotencyKeys?
 
     mutating func add(
         _ method: HTTPMethod, _ pattern: String, _ access: AccessPolicy.Access?, waits: Bool = false,
         _ action: Route.Action
     ) {
+        var action = action
+        if let idempotency, Self.isWrite(method, access), case .async(let body) = action {
+            action = .async { context in try await idempotency.run(context, body) }
+        }
         router.add(method, pattern, Route(access: access, action: action, waits: waits))
+    }
+
+    /// Whether a route changes lists: a write method needing the write or admin right.
+    static func isWrite(_ method: HTTPMethod, _ access: AccessPolicy.Access?) -> Bool {
+        guard [.post, .put, .patch, .delete].contains(method) else { return false }
+        switch access {
+        case .write, .admin: return true
+        case .read, .metrics, nil: return false
+        }
     }
 }
 

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The Idempotency-Key figure against a real listd (release build, loopback only):
+# single-op writes/s (wrk -t1 -c64) on a list of ITEMS items, without a key
+# (update.lua) and with a fresh key per request (update-idempotent.lua), in
+# alternating rounds in one listd, so both see the same machine. SQLite by
+# default; with STORE=postgres://... on that database (a fresh list per run).
+# [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 idempotency.sh
+# Needs: apt-get install -y wrk
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+port="${PORT:-8080}"
+items="${ITEMS:-10000}"
+rounds="${ROUNDS:-3}"
+duration="${DURATION:-10}"
+single_listd
+measure() {  # measure LABEL SCRIPT: one wrk run; prints writes/s
+    local requests
+    requests=$(LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d"${duration}s" -s "$here/$2" \
+        "http://127.0.0.1:$port" | awk '/requests in/ { print $1 }')
+    awk -v label="$1" -v n="$requests" -v d="$duration" 'BEGIN { printf "%s: %.0f writes/s\n", label, n / d }'
+}
+
+echo "cores: $(nproc); load average: $(cat /proc/loadavg); store: ${STORE:+postgres}${STORE:-sqlite}"
+if [ -n "${STORE:-}" ]; then
+    (ulimit -n "$(ulimit -Hn)"; exec "$bin/listd" serve --port "$port" --store "$STORE" --migrations Migrations \
+        > "$work/listd.log" 2>&1) &
+    listd_pid=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.1; done
+else
+    start_listd
+fi
+make_list "$items" "idempotency-$$"
+LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "http://127.0.0.1:$port" > /dev/null
+for round in $(seq "$rounds"); do
+    measure "round $round, without a key" update.lua
+    measure "round $round, a fresh key each" update-idempotent.lua
+done
+stop_listd

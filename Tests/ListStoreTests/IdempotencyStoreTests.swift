@@ -1,0 +1,146 @@
+import ListModel
+import ListStore
+import ListdTestSupport
+import Testing
+
+/// The store's side of `Idempotency-Key` on both stores: a write claims the
+/// task's key in its own transaction (a failed write keeps no claim; a used
+/// key applies nothing), the answer is attached once, and records older than
+/// the retention are pruned in idle time.
+/// Serialized: each PostgreSQL case opens a store's sessions, and the suite's
+/// PostgreSQL server allows 300 connections for every suite running at once.
+@Suite(.serialized) struct IdempotencyStoreTests {
+    static func insert(_ name: String) -> [ListOperation] {
+        [.insertSection(NewSection(id: id(name)), at: nil)]
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aWriteClaimsItsKeyInItsTransactionAndAUsedKeyAppliesNothing(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let list = id("claimed")
+            _ = try await store.createList(id: list, name: "", sections: [])
+            let claim = IdempotencyClaim(caller: "subject a", key: "k", fingerprint: "f1")
+            let result = try await IdempotencyClaim.$current.withValue(claim) {
+                try await store.apply(Self.insert("s1"), to: list, expectedVersion: nil)
+            }
+            #expect(result.version == 2)
+            #expect(claim.applied.value)
+            let record = try await store.idempotencyRecord(caller: "subject a", key: "k")
+            #expect(record?.fingerprint == "f1")
+            #expect(record?.answer == nil, "no answer until the service attaches it")
+            #expect(try await store.idempotencyRecord(caller: "subject b", key: "k") == nil, "keys are per caller")
+
+            let again = IdempotencyClaim(caller: "subject a", key: "k", fingerprint: "f1")
+            await #expect(throws: StoreError.self) {
+                try await IdempotencyClaim.$current.withValue(again) {
+                    try await store.apply(Self.insert("s2"), to: list, expectedVersion: nil)
+                }
+            }
+            do {
+                try await IdempotencyClaim.$current.withValue(again) {
+                    try await store.deleteList(list, expectedVersion: nil)
+                }
+                Issue.record("a used key deleted the list")
+            } catch let error as StoreError {
+                #expect(error.kind == .idempotencyKeyUsed, "\(error)")
+            }
+            #expect(!again.applied.value)
+            let snapshot = try await store.snapshot(of: list)
+            #expect(snapshot.version == 2 && snapshot.sections.map(\.id) == [id("s1")], "nothing applied twice")
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func aFailedWriteKeepsNoClaim(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let list = id("failed")
+            _ = try await store.createList(id: list, name: "", sections: [])
+            let claim = IdempotencyClaim(caller: "open", key: "k", fingerprint: "f")
+            await #expect(throws: StoreError.self) {
+                try await IdempotencyClaim.$current.withValue(claim) {
+                    try await store.apply(Self.insert("s"), to: list, expectedVersion: 7)
+                }
+            }
+            #expect(!claim.applied.value)
+            #expect(try await store.idempotencyRecord(caller: "open", key: "k") == nil, "rolled back with the write")
+            // So the retry applies afresh.
+            let retried = try await IdempotencyClaim.$current.withValue(claim) {
+                try await store.apply(Self.insert("s"), to: list, expectedVersion: 1)
+            }
+            #expect(retried.version == 2 && claim.applied.value)
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func anAnswerIsAttachedOnceAndAnotherRequestSeesTheRecord(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let list = id("answered")
+            _ = try await store.createList(id: list, name: "", sections: [])
+            let claim = IdempotencyClaim(caller: "write-token", key: "k", fingerprint: "f")
+            _ = try await IdempotencyClaim.$current.withValue(claim) {
+                try await store.apply(Self.insert("s"), to: list, expectedVersion: nil)
+            }
+            let answer = StoredAnswer(
+                status: 200,
+                headers: [
+                    .init(name: "ETag", value: "\"e-2\""), .init(name: "Content-Type", value: "application/json"),
+                ],
+                body: Array(#"{"list":"answered","version":2,"text":"é ✓"}"#.utf8))
+            #expect(try await store.recordIdempotentAnswer(claim, answer) == nil)
+            #expect(try await store.idempotencyRecord(caller: "write-token", key: "k")?.answer == answer)
+            // A second attach keeps the first answer and returns it.
+            let other = StoredAnswer(status: 500, headers: [], body: [])
+            #expect(try await store.recordIdempotentAnswer(claim, other)?.answer == answer)
+            // Another request's attach (a no-op request racing for the key) gets the record as it is.
+            let another = IdempotencyClaim(caller: "write-token", key: "k", fingerprint: "g")
+            let existing = try await store.recordIdempotentAnswer(another, other)
+            #expect(existing?.fingerprint == "f" && existing?.answer == answer)
+            // A request that wrote nothing records its answer under a fresh key.
+            let noop = IdempotencyClaim(caller: "write-token", key: "noop", fingerprint: "n")
+            #expect(try await store.recordIdempotentAnswer(noop, answer) == nil)
+            #expect(try await store.idempotencyRecord(caller: "write-token", key: "noop")?.fingerprint == "n")
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func recordsOlderThanTheRetentionArePrunedInIdleTime(_ kind: StoreKind) async throws {
+        var configuration = StoreConfiguration(fullSync: false)
+        configuration.idempotencyRetention = .seconds(1)
+        try await withStore(kind, configuration) { store in
+            let list = id("pruned")
+            _ = try await store.createList(id: list, name: "", sections: [])
+            for index in 0..<3 {
+                let claim = IdempotencyClaim(caller: "open", key: "k\(index)", fingerprint: "f")
+                _ = try await IdempotencyClaim.$current.withValue(claim) {
+                    try await store.apply(Self.insert("s\(index)"), to: list, expectedVersion: nil)
+                }
+                // Committed with its write (a record is not checked for here: under
+                // load it may be a second old, and pruned, by the time it is read).
+                #expect(claim.applied.value)
+            }
+            let pruned = try await eventually(15) {
+                for index in 0..<3 where try await store.idempotencyRecord(caller: "open", key: "k\(index)") != nil {
+                    return false
+                }
+                return true
+            }
+            #expect(pruned, "records older than the retention were never pruned")
+            #expect(try await store.snapshot(of: list).version == 4, "only the records went")
+        }
+    }
+
+    @Test(arguments: StoreKind.tested)
+    func recordsWithinTheRetentionStay(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let list = id("kept")
+            _ = try await store.createList(id: list, name: "", sections: [])
+            let claim = IdempotencyClaim(caller: "open", key: "k", fingerprint: "f")
+            _ = try await IdempotencyClaim.$current.withValue(claim) {
+                try await store.apply(Self.insert("s"), to: list, expectedVersion: nil)
+            }
+            // Idle pruning runs within a second or so of the last write (HistoryAgeTests waits as long).
+            try await Task.sleep(for: .seconds(2))
+            #expect(try await store.idempotencyRecord(caller: "open", key: "k") != nil, "24 hours by default")
+        }
+    }
+}
