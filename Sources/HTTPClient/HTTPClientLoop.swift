@@ -38,6 +38,7 @@ final class HTTPClientLoop: Sendable {
     private let plannedCheck = Atomic<UInt64>(.max)
     /// How many times the loop sent the rest of a request that did not fit the socket at once.
     private let flushes = Atomic<Int>(0)
+    private let partialSends = Atomic<Int>(0)
     /// Set when `epoll_wait` failed and the loop's thread ended.
     private let failure = Mutex<SystemError?>(nil)
 
@@ -109,6 +110,12 @@ final class HTTPClientLoop: Sendable {
 
     /// How many times a request was only partly sent and the loop sent the rest when the socket had room.
     var flushCount: Int { flushes.load(ordering: .relaxed) }
+
+    /// How many requests did not fit the socket when first sent and wait for the loop to send the rest.
+    var partialSendCount: Int { partialSends.load(ordering: .relaxed) }
+
+    /// A request's first send left part of it unsent: the loop sends the rest when the socket has room.
+    func notePartialSend() { partialSends.add(1, ordering: .relaxed) }
 
     // MARK: The loop's thread
 

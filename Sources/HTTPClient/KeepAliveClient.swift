@@ -120,7 +120,7 @@ public final class KeepAliveClient: Sendable {
         }
         return await withUnsafeContinuation { continuation in
             if let failed = connection.start(
-                bytes, method: method, deadline: deadline, epoll: loop.epoll, continuation: continuation)
+                bytes, method: method, deadline: deadline, loop: loop, continuation: continuation)
             {
                 continuation.resume(returning: failed)
             } else {

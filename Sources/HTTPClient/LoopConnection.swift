@@ -107,7 +107,7 @@ final class LoopConnection: Sendable {
     /// the loop has the answer. Returns an outcome to resume with at once when
     /// the exchange cannot start (the connection was closed meanwhile, or the send failed).
     func start(
-        _ request: [UInt8], method: HTTPMethod, deadline: UInt64, epoll: Int32,
+        _ request: [UInt8], method: HTTPMethod, deadline: UInt64, loop: HTTPClientLoop,
         continuation: UnsafeContinuation<ExchangeOutcome, Never>
     ) -> ExchangeOutcome? {
         phase.withLock { phase -> ExchangeOutcome? in
@@ -126,7 +126,9 @@ final class LoopConnection: Sendable {
                 // Under the lock: the answer cannot be read before the exchange is in place.
                 try exchange.send(on: fd)
                 if exchange.written < exchange.output.count {
-                    try System.epollControl(epoll, EPOLL_CTL_MOD, fd, events: Self.interest(writing: true), data: token)
+                    try System.epollControl(
+                        loop.epoll, EPOLL_CTL_MOD, fd, events: Self.interest(writing: true), data: token)
+                    loop.notePartialSend()
                 }
             } catch {
                 phase = .closed

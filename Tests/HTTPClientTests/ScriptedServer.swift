@@ -24,6 +24,8 @@ final class ScriptedServer: Sendable {
         case answerPartlyThenClose(Int)
         /// Read one request, counting its body without keeping it, and answer 200 with the count.
         case countBody
+        /// Read nothing until ``openGate()`` (or 30 s), so the client's send finds the socket full.
+        case waitForGate
     }
 
     let port: Int
@@ -33,6 +35,7 @@ final class ScriptedServer: Sendable {
     /// listener's descriptor be closed (closed earlier, its number could be
     /// reused by another test's socket, which this thread would then accept on).
     private let finished = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
 
     private struct State {
         var requests: [String] = []
@@ -95,6 +98,9 @@ final class ScriptedServer: Sendable {
             timeout: .seconds(5))
     }
 
+    /// Lets a connection waiting at ``Step/waitForGate`` go on.
+    func openGate() { gate.signal() }
+
     /// Waits until `count` connections were closed by the script.
     func waitForClosedConnections(_ count: Int) -> Bool {
         for _ in 0..<1000 {
@@ -132,6 +138,9 @@ final class ScriptedServer: Sendable {
                 let reply = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\(close)\r\nok".utf8)
                 _ = reply.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 if case .answerAndClose = step { break }
+                continue
+            case .waitForGate:
+                _ = gate.wait(timeout: .now() + 30)
                 continue
             case .close:
                 break
