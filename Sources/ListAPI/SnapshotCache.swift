@@ -14,6 +14,13 @@ import Synchronization
 /// go first.
 final class SnapshotCache: Sendable {
     /// One list's snapshot at one version, as a value and as compact JSON.
+    /// The snapshot's entry, encoded, without caching it.
+    static func entry(_ snapshot: ListSnapshot) -> Entry {
+        var writer = JSONWriterFactory.snapshotWriter(for: snapshot)
+        writer.snapshot(snapshot)
+        return Entry(snapshot: snapshot, body: JSONBody.finish(writer, pretty: false), etag: snapshot.etag)
+    }
+
     struct Entry: Sendable {
         var snapshot: ListSnapshot
         /// Compact JSON with a trailing newline.
@@ -45,9 +52,7 @@ final class SnapshotCache: Sendable {
     /// Serializes and keeps `snapshot`, unless a newer version is kept already.
     @discardableResult
     func store(_ snapshot: ListSnapshot) -> Entry {
-        var writer = JSONWriterFactory.snapshotWriter(for: snapshot)
-        writer.snapshot(snapshot)
-        let entry = Entry(snapshot: snapshot, body: JSONBody.finish(writer, pretty: false), etag: snapshot.etag)
+        let entry = Self.entry(snapshot)
         guard entry.body.count <= capacity / 4 else { return entry }
         state.withLock { state in
             if let old = state.entries[snapshot.id] {

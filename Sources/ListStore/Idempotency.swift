@@ -10,8 +10,13 @@ import Synchronization
 /// answer yet) and fails with `idempotencyKeyUsed`, applying nothing, when
 /// the caller's key is recorded already (or being recorded by another
 /// session, which it waits for: the unique key makes it). So a committed
-/// write always has its record, and a key never applies twice. The answer
-/// the service sends is attached to the record right after
+/// write always has its record, and a key never applies twice.
+///
+/// The answer is kept in the same transaction when the service can render
+/// it from the write's result alone (``ClaimAnswer/render(_:)``): the store
+/// renders it on its thread right after the write and stores it with the
+/// record, so no crash separates the effect from its answer. Otherwise the
+/// service attaches the answer right after the commit
 /// (``Store/recordIdempotentAnswer(_:_:)``).
 public struct IdempotencyClaim: Sendable, Hashable {
     /// The caller's stable identity (a signed token's subject, the write token, everyone).
@@ -22,6 +27,8 @@ public struct IdempotencyClaim: Sendable, Hashable {
     public var fingerprint: String
     /// Set by the store when a write of this request committed with the claim.
     public let applied: ClaimApplied
+    /// How the write's answer is rendered for the record, and whether it was kept with the commit.
+    public let answer: ClaimAnswer
 
     /// Creates a claim.
     public init(caller: String, key: String, fingerprint: String) {
@@ -29,6 +36,7 @@ public struct IdempotencyClaim: Sendable, Hashable {
         self.key = key
         self.fingerprint = fingerprint
         self.applied = ClaimApplied()
+        self.answer = ClaimAnswer()
     }
 
     /// The claim the current task's writes make, if any.
@@ -55,6 +63,39 @@ public final class ClaimApplied: Sendable {
     public var value: Bool { flag.load(ordering: .acquiring) }
 
     package func set() { flag.store(true, ordering: .releasing) }
+}
+
+/// The answer a claimed write keeps with its commit: the service says how to
+/// render it from the store call's result before making the call; the store
+/// renders and stores it inside the write's transaction, and says whether
+/// it did.
+public final class ClaimAnswer: Sendable {
+    private let renderer = Mutex<(@Sendable (any Sendable) -> StoredAnswer?)?>(nil)
+    private let kept = Mutex<StoredAnswer?>(nil)
+
+    init() {}
+
+    /// Renders the answer of the next store write made under the claim from
+    /// that write's result (of type `Result`: what the store method returns).
+    /// `body` runs on the store's thread, inside the write's transaction, so
+    /// it must be quick and have no effects; `nil` leaves the answer to be
+    /// attached after the commit.
+    public func render<Result: Sendable>(_ body: @escaping @Sendable (Result) -> StoredAnswer?) {
+        renderer.withLock { renderer in
+            renderer = { value in (value as? Result).flatMap(body) }
+        }
+    }
+
+    /// The answer for a write's result, when a renderer was given and it renders one.
+    package func rendered(for value: some Sendable) -> StoredAnswer? {
+        guard let renderer = renderer.withLock({ $0 }) else { return nil }
+        return renderer(value)
+    }
+
+    /// The answer kept with the committed write, if one was.
+    public var keptAnswer: StoredAnswer? { kept.withLock { $0 } }
+
+    package func setKept(_ answer: StoredAnswer) { kept.withLock { $0 = answer } }
 }
 
 /// An answer kept for replay: status, the route's header fields, body.
@@ -127,6 +168,14 @@ extension Database {
         }
     }
 
+    /// Stores `answer` in `claim`'s record, claimed earlier in the open transaction.
+    func keepIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) throws(StoreError) {
+        try run(
+            "UPDATE idempotency_keys SET status = ?, headers = ?, body = ? WHERE caller = ? AND idem_key = ?",
+            .integer(Int64(answer.status)), .text(answer.headerText),
+            .text(String(decoding: answer.body, as: UTF8.self)), .text(claim.caller), .text(claim.key))
+    }
+
     /// The caller's record of `key`, if any.
     func idempotencyRecord(caller: String, key: String) throws(StoreError) -> IdempotencyRecord? {
         try first(
@@ -181,9 +230,30 @@ extension Database {
 }
 
 extension ListWriter {
-    /// Claims `claim`'s key in the open transaction (``Database/claimIdempotencyKey(_:now:)``).
-    package func claimIdempotencyKey(_ claim: IdempotencyClaim, now: Int64) throws(StoreError) {
+    /// Runs `body` in the open savepoint under `claim`, if the write makes
+    /// one: claims its key first (``Database/claimIdempotencyKey(_:now:)``),
+    /// and after the body stores the answer the claim renders from its value
+    /// (``ClaimAnswer``), in the same savepoint. `settle` is for the store to
+    /// call once the write committed: it tells the service the write applied
+    /// and which answer was kept with it.
+    package func claiming<T: Sendable>(
+        _ claim: IdempotencyClaim?, now: Int64, _ body: (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
+    ) throws(StoreError) -> (value: T, commits: [Commit], settle: @Sendable () -> Void) {
+        guard let claim else {
+            let (value, commits) = try body(self, now)
+            return (value, commits, {})
+        }
         try db.claimIdempotencyKey(claim, now: now)
+        let (value, commits) = try body(self, now)
+        let answer = claim.answer.rendered(for: value)
+        if let answer { try db.keepIdempotentAnswer(claim, answer) }
+        return (
+            value, commits,
+            {
+                if let answer { claim.answer.setKept(answer) }
+                claim.applied.set()
+            }
+        )
     }
 
     /// The caller's record of `key`, if any.

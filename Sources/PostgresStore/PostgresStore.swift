@@ -287,13 +287,12 @@ public final class PostgresStore: Store {
                 PendingWrite(
                     cancellation: cancellation, lists: lists,
                     run: { writer throws(StoreError) in
-                        let now = Self.nowMilliseconds()
-                        if let claim { try writer.claimIdempotencyKey(claim, now: now) }
-                        let (value, commits) = try body(writer, now)
+                        let (value, commits, settle) = try writer.claiming(
+                            claim, now: Self.nowMilliseconds(), body)
                         return CompletedWrite(
                             commits: commits,
                             succeed: {
-                                claim?.applied.set()
+                                settle()
                                 answer(.success(value))
                             })
                     },

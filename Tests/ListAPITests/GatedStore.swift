@@ -11,13 +11,14 @@ import Synchronization
 final class GatedStore: Store {
     /// The calls that can be counted, held or failed.
     enum Call: Hashable, Sendable, CustomStringConvertible {
-        case head, snapshot, changes
+        case head, snapshot, changes, recordAnswer
 
         var description: String {
             switch self {
             case .head: "head"
             case .snapshot: "snapshot"
             case .changes: "changes"
+            case .recordAnswer: "recordIdempotentAnswer"
             }
         }
     }
@@ -145,7 +146,7 @@ final class GatedStore: Store {
     func recordIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) async throws(StoreError)
         -> IdempotencyRecord?
     {
-        try await inner.recordIdempotentAnswer(claim, answer)
+        try await pass(.recordAnswer) { () throws(StoreError) in try await inner.recordIdempotentAnswer(claim, answer) }
     }
 
     func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError) -> VersionedSnapshots {

@@ -28,8 +28,9 @@ import Testing
     }
 
     /// The same with an idempotency key on every write: after SIGKILL, an
-    /// item is there exactly when its key's record is (the record commits
-    /// with the write, never apart from it).
+    /// item is there exactly when its key's record is, and every record
+    /// holds its answer (record and answer commit with the write, never
+    /// apart from it).
     @Test(arguments: StoreKind.tested) func idempotencyRecordsCommitWithTheirWrites(_ kind: StoreKind) async throws {
         try await killWriter(kind, idempotent: true)
     }
@@ -96,12 +97,17 @@ import Testing
                 }
             }
             var separated: [String] = []
+            var unanswered: [String] = []
             var recorded = 0
             for (writer, top) in highest.enumerated() {
                 for count in 0...(top + 4) {
                     let item = "w\(writer)-\(count)"
                     let record = try await store.idempotencyRecord(caller: "crash", key: item)
-                    if record != nil { recorded += 1 }
+                    if let record {
+                        recorded += 1
+                        let answer = record.answer.map { String(decoding: $0.body, as: UTF8.self) }
+                        if answer?.hasPrefix("\(item) v") != true { unanswered.append(item) }
+                    }
                     if (record != nil) != present.contains(item) { separated.append(item) }
                 }
             }
@@ -109,6 +115,7 @@ import Testing
                 separated.isEmpty,
                 "an effect without its record, or a record without its effect: \(separated.prefix(10))")
             #expect(recorded == present.count)
+            #expect(unanswered.isEmpty, "a record committed without its answer: \(unanswered.prefix(10))")
         }
         await store.close()
     }

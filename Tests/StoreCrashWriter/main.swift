@@ -3,7 +3,8 @@
 // and check that every printed write survived.
 //
 // Usage: StoreCrashWriter <database path, or postgres:// URL> <migrations folder> [idempotent]
-// With `idempotent`, each write carries an IdempotencyClaim keyed by its item's id.
+// With `idempotent`, each write carries an IdempotencyClaim keyed by its item's id,
+// whose answer (the version written) the store keeps with the commit.
 import Foundation
 import ListModel
 import ListStore
@@ -47,6 +48,9 @@ await withTaskGroup(of: Void.self) { group in
                 guard let id = Identifier(item) else { return }
                 do {
                     let claim = idempotent ? IdempotencyClaim(caller: "crash", key: item, fingerprint: item) : nil
+                    claim?.answer.render { (result: WriteResult) in
+                        StoredAnswer(status: 200, headers: [], body: Array("\(item) v\(result.version)".utf8))
+                    }
                     _ = try await IdempotencyClaim.$current.withValue(claim) {
                         try await store.apply(
                             [.insertItem(section: section, item: NewItem(id: id), at: count % 3 == 0 ? 0 : nil)],

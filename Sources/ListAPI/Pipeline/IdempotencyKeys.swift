@@ -18,6 +18,11 @@ import Synchronization
 /// instance is waited for by the store (the claim's unique key), then by
 /// polling for its answer.
 ///
+/// Where the answer is a function of the store call's result alone (list
+/// writes and deletes: ``keepingAnswer(_:_:)``), the store renders it and
+/// keeps it in the write's own transaction; other routes' answers are
+/// attached right after the commit.
+///
 /// Answers kept: every answer of a request whose write committed (a 2xx, or
 /// a problem the route met after the commit), and every 2xx of a request that
 /// committed nothing (a no-op: the key is then taken by it). A failed
@@ -71,6 +76,8 @@ final class IdempotencyKeys: Sendable {
             throw error
         }
         guard claim.applied.value || (200..<300).contains(response.status.code) else { return response }
+        // Kept with the commit, in its transaction.
+        if claim.answer.keptAnswer != nil { return response }
         return try await keep(response, claim)
     }
 
@@ -156,10 +163,7 @@ final class IdempotencyKeys: Sendable {
     /// record answers otherwise already (a request without a write that
     /// raced with another), that answer.
     private func keep(_ response: Response, _ claim: IdempotencyClaim) async throws(Problem) -> Response {
-        let stored = StoredAnswer(
-            status: response.status.code,
-            headers: response.headers.map { StoredAnswer.Header(name: $0.name, value: $0.value) },
-            body: response.body)
+        let stored = StoredAnswer(response)
         let existing: IdempotencyRecord?
         do throws(StoreError) {
             existing = try await store.recordIdempotentAnswer(claim, stored)
@@ -172,10 +176,9 @@ final class IdempotencyKeys: Sendable {
     }
 
     static func replay(_ answer: StoredAnswer) -> Response {
-        var headers = HTTPHeaders()
-        for header in answer.headers { headers.add(name: header.name, value: header.value) }
-        headers.add(name: replayedHeader, value: "true")
-        return Response(status: HTTPStatus(code: answer.status), headers: headers, body: answer.body)
+        var response = Response(answer)
+        response.headers.add(name: replayedHeader, value: "true")
+        return response
     }
 
     // MARK: Requests running in this process
@@ -202,5 +205,43 @@ final class IdempotencyKeys: Sendable {
     private func leave(_ slot: Slot) {
         let waiters = running.withLock { $0.removeValue(forKey: slot) ?? [] }
         for waiter in waiters { waiter.resume(returning: false) }
+    }
+}
+
+/// Makes the store call `write` for a request; when it carries an
+/// `Idempotency-Key`, `render` renders the answer from the call's result on
+/// the store's thread and the store keeps it with the write's commit, in the
+/// same transaction (``ClaimAnswer``). Returns the call's result and that
+/// answer: the route answers with it as it is, so a retry's replay is the
+/// same bytes. `nil` without a key, or when `render` gave none (the route
+/// then answers as usual and the answer is attached after the commit).
+///
+/// `render` must be quick and free of effects: it runs inside the writer's
+/// transaction, before the commit (a failed commit must leave no trace).
+func keepingAnswer<Result: Sendable>(
+    _ render: @escaping @Sendable (Result) -> Response?, _ write: () async throws(Problem) -> Result
+) async throws(Problem) -> (result: Result, kept: Response?) {
+    guard let claim = IdempotencyClaim.current else { return (try await write(), nil) }
+    claim.answer.render { (result: Result) in render(result).map(StoredAnswer.init) }
+    let result = try await write()
+    return (result, claim.answer.keptAnswer.map(Response.init))
+}
+
+extension StoredAnswer {
+    /// The answer as kept: status, header fields, body.
+    init(_ response: Response) {
+        self.init(
+            status: response.status.code,
+            headers: response.headers.map { StoredAnswer.Header(name: $0.name, value: $0.value) },
+            body: response.body)
+    }
+}
+
+extension Response {
+    /// The kept answer as sent.
+    init(_ answer: StoredAnswer) {
+        var headers = HTTPHeaders()
+        for header in answer.headers { headers.add(name: header.name, value: header.value) }
+        self.init(status: HTTPStatus(code: answer.status), headers: headers, body: answer.body)
     }
 }

@@ -140,12 +140,12 @@ struct ItemRoutes: RouteGroup {
         let list = try context.identifier("list")
         let id = try context.identifier("item")
         let expected = try await lists.expectedVersion(context, list: list)
-        let result = try await storeCall { () throws(StoreError) in
-            try await lists.store.apply([.deleteItem(id: id)], to: list, expectedVersion: expected)
+        let (result, kept) = try await keepingAnswer(Self.deletedAnswer) { () throws(Problem) in
+            try await storeCall { () throws(StoreError) in
+                try await lists.store.apply([.deleteItem(id: id)], to: list, expectedVersion: expected)
+            }
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: ListHead(id: list, epoch: result.epoch, version: result.version).etag)
-        return Response(status: .noContent, headers: headers)
+        return kept ?? Self.deletedAnswer(result)
     }
 
     /// `GET /lists/{list}/items?section=&where=&q=&limit=&after=`: items in

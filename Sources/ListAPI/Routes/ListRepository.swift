@@ -221,3 +221,12 @@ extension Problem {
         return problem
     }
 }
+
+extension RouteGroup {
+    /// `204 No Content` with the list's new `ETag`: the answer to deleting a section or an item.
+    static func deletedAnswer(_ result: WriteResult) -> Response {
+        var headers = HTTPHeaders()
+        headers.add(name: "ETag", value: ListHead(id: result.list, epoch: result.epoch, version: result.version).etag)
+        return Response(status: .noContent, headers: headers)
+    }
+}

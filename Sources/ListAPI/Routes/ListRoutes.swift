@@ -97,12 +97,21 @@ struct ListRoutes: RouteGroup {
         let name = try fields.string("name") ?? ""
         let sections = try decoder.sections(fields)
         let indexes = try IndexRoutes.declaredIndexes(fields)
-        let snapshot = try await storeCall { () throws(StoreError) in
-            try await lists.store.createList(id: id, name: name, sections: sections, indexes: indexes)
+        let (snapshot, kept) = try await keepingAnswer({ createdAnswer(context, SnapshotCache.entry($0)) }) {
+            () throws(Problem) in
+            try await storeCall { () throws(StoreError) in
+                try await lists.store.createList(id: id, name: name, sections: sections, indexes: indexes)
+            }
         }
         // The store announced the create (its commit recorded the head) before answering.
-        var response = snapshotResponse(context, lists.created(snapshot), status: .created)
-        response.headers.add(name: "Location", value: ResourcePath.of(snapshot.id))
+        let entry = lists.created(snapshot)
+        return kept ?? createdAnswer(context, entry)
+    }
+
+    /// `201 Created` with the new list's snapshot and its `Location`.
+    func createdAnswer(_ context: Context, _ entry: SnapshotCache.Entry) -> Response {
+        var response = snapshotResponse(context, entry, status: .created)
+        response.headers.add(name: "Location", value: ResourcePath.of(entry.snapshot.id))
         return response
     }
 
@@ -201,18 +210,28 @@ struct ListRoutes: RouteGroup {
         let indexes = try IndexRoutes.declaredIndexes(fields)
         let expected = try await lists.expectedVersion(context, list: list)
         let result: WriteResult
-        do throws(StoreError) {
-            result = try await lists.store.replace(
-                list, name: name, sections: sections, indexes: indexes, expectedVersion: expected)
-        } catch  where error.kind == .listNotFound && expected == nil {
-            let snapshot = try await storeCall { () throws(StoreError) in
-                try await lists.store.createList(id: list, name: name ?? "", sections: sections, indexes: indexes)
+        do throws(Problem) {
+            let (replaced, kept) = try await keepingAnswer({ renderedWriteAnswer(context, $0) }) {
+                () throws(Problem) in
+                do throws(StoreError) {
+                    return try await lists.store.replace(
+                        list, name: name, sections: sections, indexes: indexes, expectedVersion: expected)
+                } catch {
+                    throw Problem(error)
+                }
             }
-            var response = snapshotResponse(context, lists.created(snapshot), status: .created)
-            response.headers.add(name: "Location", value: ResourcePath.of(list))
-            return response
-        } catch {
-            throw Problem(error)
+            if let kept { return kept }
+            result = replaced
+        } catch  where error.slug == "unknown-list" && expected == nil {
+            let (snapshot, kept) = try await keepingAnswer({ createdAnswer(context, SnapshotCache.entry($0)) }) {
+                () throws(Problem) in
+                try await storeCall { () throws(StoreError) in
+                    try await lists.store.createList(
+                        id: list, name: name ?? "", sections: sections, indexes: indexes)
+                }
+            }
+            let entry = lists.created(snapshot)
+            return kept ?? createdAnswer(context, entry)
         }
         return try await writeAnswer(context, result)
     }
@@ -222,9 +241,12 @@ struct ListRoutes: RouteGroup {
         let list = try context.identifier("list")
         let operations = try decoder.operations(decoder.json(context.request))
         let expected = try await lists.expectedVersion(context, list: list)
-        let result = try await storeCall { () throws(StoreError) in
-            try await lists.store.apply(operations, to: list, expectedVersion: expected)
+        let (result, kept) = try await keepingAnswer({ renderedWriteAnswer(context, $0) }) { () throws(Problem) in
+            try await storeCall { () throws(StoreError) in
+                try await lists.store.apply(operations, to: list, expectedVersion: expected)
+            }
         }
+        if let kept { return kept }
         return try await writeAnswer(context, result)
     }
 
@@ -233,10 +255,29 @@ struct ListRoutes: RouteGroup {
         let list = try context.identifier("list")
         let expected = try await lists.expectedVersion(context, list: list)
         // The commit pipeline dropped the list's cached snapshot before the store answered.
-        try await storeCall { () throws(StoreError) in
-            try await lists.store.deleteList(list, expectedVersion: expected)
+        let (_, kept) = try await keepingAnswer({ (_: Void) in Response(status: .noContent) }) {
+            () throws(Problem) in
+            try await storeCall { () throws(StoreError) in
+                try await lists.store.deleteList(list, expectedVersion: expected)
+            }
         }
-        return Response(status: .noContent)
+        return kept ?? Response(status: .noContent)
+    }
+
+    /// ``writeAnswer(_:_:)`` from the result alone, with no effect (the
+    /// change is encoded, not remembered): what the store keeps with a keyed
+    /// write's commit; `nil` when the store recorded no change to encode.
+    func renderedWriteAnswer(_ context: Context, _ result: WriteResult) -> Response? {
+        let head = ListHead(id: result.list, epoch: result.epoch, version: result.version)
+        let answer: EncodedChangeAnswer
+        if !result.changed {
+            answer = .unchanged(head, from: result.version)
+        } else if let change = result.change {
+            answer = .change(change)
+        } else {
+            return nil
+        }
+        return ChangeAnswerResponse.response(json: answer.json, pretty: context.pretty, etag: head.etag)
     }
 
     /// The answer to a write of the whole list: the new version and the

@@ -145,12 +145,12 @@ struct SectionRoutes: RouteGroup {
         let list = try context.identifier("list")
         let id = try context.identifier("section")
         let expected = try await lists.expectedVersion(context, list: list)
-        let result = try await storeCall { () throws(StoreError) in
-            try await lists.store.apply([.deleteSection(id: id)], to: list, expectedVersion: expected)
+        let (result, kept) = try await keepingAnswer(Self.deletedAnswer) { () throws(Problem) in
+            try await storeCall { () throws(StoreError) in
+                try await lists.store.apply([.deleteSection(id: id)], to: list, expectedVersion: expected)
+            }
         }
-        var headers = HTTPHeaders()
-        headers.add(name: "ETag", value: ListHead(id: list, epoch: result.epoch, version: result.version).etag)
-        return Response(status: .noContent, headers: headers)
+        return kept ?? Self.deletedAnswer(result)
     }
 
     func sectionAnswer(
