@@ -5,10 +5,10 @@ import Synchronization
 /// request's fingerprint (the service's SHA-256 of method, target and body).
 ///
 /// The service sets ``current`` around a route's handler; every write the
-/// store runs in that task claims the key *in the write's own transaction*,
-/// before anything else: it inserts the record (``IdempotencyRecord``, no
-/// answer yet) and fails with `idempotencyKeyUsed`, applying nothing, when
-/// the caller's key is recorded already (or being recorded by another
+/// store runs in that task claims the key *in the write's own transaction*:
+/// it inserts the record (``IdempotencyRecord``) and fails with
+/// `idempotencyKeyUsed`, its savepoint rolled back so nothing is applied,
+/// when the caller's key is recorded already (or being recorded by another
 /// session, which it waits for: the unique key makes it). So a committed
 /// write always has its record, and a key never applies twice.
 ///
@@ -154,26 +154,22 @@ public struct IdempotencyRecord: Sendable, Hashable {
 }
 
 extension Database {
-    /// Claims `claim`'s key in the open transaction: inserts its record
-    /// without an answer, or fails with `idempotencyKeyUsed` when the key is
-    /// taken (on PostgreSQL, after waiting for the transaction that took it).
-    func claimIdempotencyKey(_ claim: IdempotencyClaim, now: Int64) throws(StoreError) {
+    /// Claims `claim`'s key in the open transaction: inserts its record,
+    /// with `answer` when there is one, or fails with `idempotencyKeyUsed`
+    /// when the key is taken (on PostgreSQL, after waiting for the
+    /// transaction that took it).
+    func claimIdempotencyKey(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) throws(StoreError) {
         let inserted = try first(
             """
-            INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at) VALUES (?, ?, ?, ?)
+            INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (caller, idem_key) DO NOTHING RETURNING 1
-            """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now), read: { _ in true })
+            """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
+            answer.map { .integer(Int64($0.status)) } ?? .null, answer.map { .text($0.headerText) } ?? .null,
+            answer.map { .text(String(decoding: $0.body, as: UTF8.self)) } ?? .null, read: { _ in true })
         guard inserted == true else {
             throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
         }
-    }
-
-    /// Stores `answer` in `claim`'s record, claimed earlier in the open transaction.
-    func keepIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer) throws(StoreError) {
-        try run(
-            "UPDATE idempotency_keys SET status = ?, headers = ?, body = ? WHERE caller = ? AND idem_key = ?",
-            .integer(Int64(answer.status)), .text(answer.headerText),
-            .text(String(decoding: answer.body, as: UTF8.self)), .text(claim.caller), .text(claim.key))
     }
 
     /// The caller's record of `key`, if any.
@@ -231,11 +227,14 @@ extension Database {
 
 extension ListWriter {
     /// Runs `body` in the open savepoint under `claim`, if the write makes
-    /// one: claims its key first (``Database/claimIdempotencyKey(_:now:)``),
-    /// and after the body stores the answer the claim renders from its value
-    /// (``ClaimAnswer``), in the same savepoint. `settle` is for the store to
-    /// call once the write committed: it tells the service the write applied
-    /// and which answer was kept with it.
+    /// one, then claims the key with the answer the claim renders from the
+    /// body's value (``ClaimAnswer``): one row, in the same savepoint, so the
+    /// effect, its record and its answer commit together or not at all. A
+    /// key taken already fails the write with `idempotencyKeyUsed` and the
+    /// savepoint's rollback undoes the body (a retry is rare; the first
+    /// request pays one statement). `settle` is for the store to call once
+    /// the write committed: it tells the service the write applied and which
+    /// answer was kept with it.
     package func claiming<T: Sendable>(
         _ claim: IdempotencyClaim?, now: Int64, _ body: (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) throws(StoreError) -> (value: T, commits: [Commit], settle: @Sendable () -> Void) {
@@ -243,10 +242,9 @@ extension ListWriter {
             let (value, commits) = try body(self, now)
             return (value, commits, {})
         }
-        try db.claimIdempotencyKey(claim, now: now)
         let (value, commits) = try body(self, now)
         let answer = claim.answer.rendered(for: value)
-        if let answer { try db.keepIdempotentAnswer(claim, answer) }
+        try db.claimIdempotencyKey(claim, answer: answer, now: now)
         return (
             value, commits,
             {

@@ -244,9 +244,9 @@ public final class SQLiteStore: Store {
     // followers either way).
 
     /// Queues `body` for the writer. When the calling task carries an
-    /// ``IdempotencyClaim`` (and `claiming` is true), the write first claims
-    /// its key in the same savepoint, so the write and its record commit or
-    /// roll back together.
+    /// ``IdempotencyClaim`` (and `claiming` is true), the write claims its
+    /// key in the same savepoint (``ListWriter/claiming(_:now:_:)``), so the
+    /// write, its record and its kept answer commit or roll back together.
     private func write<T: Sendable>(
         claiming: Bool = true,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])

@@ -274,9 +274,10 @@ public final class PostgresStore: Store {
     /// which locks `lists` first; `list` is `nil` for a new list without an id.
     ///
     /// When the calling task carries an ``IdempotencyClaim`` (and `claiming`
-    /// is true), the write first claims its key in the same savepoint: a
-    /// session claiming a key another holds uncommitted waits for it, then
-    /// fails with `idempotencyKeyUsed` having applied nothing.
+    /// is true), the write claims its key in the same savepoint
+    /// (``ListWriter/claiming(_:now:_:)``): a session claiming a key another
+    /// holds uncommitted waits for it, then fails with `idempotencyKeyUsed`,
+    /// its savepoint rolled back so nothing is applied.
     private func write<T: Sendable>(
         on list: Identifier?, locking lists: [Identifier], claiming: Bool = true,
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
