@@ -29,7 +29,10 @@ public struct FollowMachine: Sendable {
     public private(set) var lastRejection: ListClientError?
     /// Which of the client's base URLs the follow asks, and how often it moved on.
     public private(set) var instanceChoice: InstanceChoice
-    private var hasEmitted = false
+    /// Whether the follow has emitted a snapshot: from then on a 404 means the list
+    /// was deleted, not that it never existed, even while ``state`` is `nil` because
+    /// a rejected answer made a refetch due.
+    public private(set) var hasEmitted = false
 
     /// A machine for `view` of `list` with no state yet, asking base URL number `instance` first.
     public init(list: String, view: ViewSpec = .wholeList, instance: Int = 0) {

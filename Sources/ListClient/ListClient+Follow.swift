@@ -119,7 +119,9 @@ extension ListClient {
                     backoff.reset()
                 }
             } catch {
-                switch Self.recovery(error, holding: machine.state != nil) {
+                // Once the follow has shown the list, a 404 is its deletion, even while a
+                // refetch is due after a rejected answer (and the machine holds no state).
+                switch Self.recovery(error, holding: machine.hasEmitted) {
                 case .stop: return
                 case .deleted:
                     observer.onNext(machine.receiveDeleted())

@@ -250,6 +250,30 @@ import Testing
         #expect(recorder.error == nil)
     }
 
+    /// Issue 26: an answer that did not apply drops the state until the refetch; a 404 on
+    /// that refetch is the list deleted (the follow has shown it), not a list that never was.
+    @Test func a404OnTheRefetchAfterARejectedAnswerIsADeletion() async throws {
+        let bad = #"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemMoved":[{"from":[0,9],"to":[0,0]}]}]}"#
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1: return FakeTransport.json(bad)
+            default:
+                return FakeTransport.json(
+                    #"{"type":"https://listd.dev/problems/not-found","status":404,"detail":"no list g"}"#, status: 404)
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await eventually(30) { recorder.isCompleted || recorder.error != nil })
+        #expect(recorder.error == nil)
+        #expect(recorder.isCompleted)
+        #expect(recorder.elements.last == .deleted(list: "g"))
+        #expect(transport.requests.count == 3)
+    }
+
     /// Instances by host name, each answering with its own responder (a dead one throws).
     static func cluster(
         _ hosts: [String], _ respond: @escaping @Sendable (String, ClientRequest) async throws -> ClientResponse
