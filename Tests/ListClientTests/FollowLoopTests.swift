@@ -274,6 +274,28 @@ import Testing
         #expect(transport.requests.count == 3)
     }
 
+    /// Issue 26: `minimumBackoff: .zero` trapped in `Backoff`'s precondition at the follow's
+    /// start. A setting must not crash an app: the back-off clamps it, and the follow retries.
+    @Test func aZeroBackoffIsClampedAndTheFollowRetries() async throws {
+        struct Refused: Error {}
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: throw Refused()
+            case 1: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let options = FollowOptions(
+            pollTimeout: .seconds(5), responseSlack: .seconds(1), minimumBackoff: .zero, maximumBackoff: .zero)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: options), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await eventually(30) { recorder.elements.count == 1 })
+        #expect(recorder.elements.first?.state?.version == 1)
+        #expect(recorder.error == nil)
+    }
+
     /// Instances by host name, each answering with its own responder (a dead one throws).
     static func cluster(
         _ hosts: [String], _ respond: @escaping @Sendable (String, ClientRequest) async throws -> ClientResponse
