@@ -15,7 +15,8 @@ import Testing
 /// version and epoch, and each stage replayed on its sections gives the stage's
 /// sections), every state it holds is one the server had, nothing follows a
 /// `.deleted`, and once the server goes quiet the consumer holds the server's final
-/// snapshot (or saw the list's deletion).
+/// snapshot (or saw the list's deletion). Odd seeds give the client two base URLs, so
+/// the follow also fails over between instances under the same faults.
 @Suite struct FollowFaultTests {
     static let options = FollowOptions(
         pollTimeout: .seconds(5), responseSlack: .seconds(1), minimumBackoff: .milliseconds(1),
@@ -24,11 +25,7 @@ import Testing
     @Test(arguments: 0..<UInt64(SeededGenerator.cases(normal: 24, long: 400)))
     func oneListUnderFaults(seed: UInt64) async throws {
         let server = FaultyServer(seed: seed, lists: ["g"], budget: 150)
-        let client = ListClient(
-            baseURL: FollowLoopTests.base, token: nil,
-            transport: FakeTransport { request, _ in
-                try await server.respond(request)
-            })
+        let (client, transport) = Self.client(server, seed: seed)
         let consumer = Consumer(server: server)
         let subscription = client.follow(list: "g", options: Self.options).subscribe { event in
             switch event {
@@ -39,17 +36,14 @@ import Testing
         }
         defer { subscription.dispose() }
         try await Self.check(consumer, server, lists: ["g"], seed: seed)
+        Self.checkFailover(transport, server, seed: seed)
     }
 
     @Test(arguments: 0..<UInt64(SeededGenerator.cases(normal: 24, long: 400)))
     func threeListsUnderFaults(seed: UInt64) async throws {
         let lists = ["g", "h", "k"]
         let server = FaultyServer(seed: seed, lists: lists, budget: 200)
-        let client = ListClient(
-            baseURL: FollowLoopTests.base, token: nil,
-            transport: FakeTransport { request, _ in
-                try await server.respond(request)
-            })
+        let (client, transport) = Self.client(server, seed: seed)
         let consumer = Consumer(server: server)
         let subscription = client.follow(lists: lists, options: Self.options).subscribe { event in
             switch event {
@@ -60,6 +54,23 @@ import Testing
         }
         defer { subscription.dispose() }
         try await Self.check(consumer, server, lists: lists, seed: seed)
+        Self.checkFailover(transport, server, seed: seed)
+    }
+
+    /// A client of `server`: of one base URL for even seeds, of two for odd ones, so
+    /// that refusals and 5xx move the follow between instances (both serve the one
+    /// in-memory store, as instances on one PostgreSQL do).
+    static func client(_ server: FaultyServer, seed: UInt64) -> (ListClient, FakeTransport) {
+        let transport = FakeTransport { request, _ in try await server.respond(request) }
+        let urls =
+            seed % 2 == 0 ? [FollowLoopTests.base] : ["a", "b"].compactMap { URL(string: "http://\($0).invalid:1") }
+        return (ListClient(baseURLs: urls, token: nil, transport: transport), transport)
+    }
+
+    /// With two base URLs, a follow that met a refusal or a 5xx asked the other instance too.
+    static func checkFailover(_ transport: FakeTransport, _ server: FaultyServer, seed: UInt64) {
+        guard seed % 2 == 1, server.instanceFaults > 0 else { return }
+        #expect(Set(transport.requests.compactMap(\.url.host)).count == 2, "seed \(seed): no failover")
     }
 
     /// Waits until the server is quiet and the consumer holds its final state, then checks.
@@ -216,6 +227,8 @@ final class FaultyServer: Sendable {
         var counter = 0
         /// Every (list, epoch, version) the server held, with its sections.
         var seen: [String: ListSections] = [:]
+        /// How many faults said the instance failed (a refusal, a 5xx), which moves a follow on.
+        var instanceFaults = 0
     }
 
     private enum Outcome {
@@ -243,6 +256,9 @@ final class FaultyServer: Sendable {
     static func key(_ list: String, _ epoch: String, _ version: Int64) -> String { "\(list)|\(epoch)|\(version)" }
 
     var isQuiet: Bool { state.withLock { $0.budget <= 0 } }
+
+    /// How many refusals and 5xx answers the server made.
+    var instanceFaults: Int { state.withLock { $0.instanceFaults } }
 
     /// The list's state now, `nil` when it is deleted.
     func final(_ list: String) -> Consumer.Held? {
@@ -375,7 +391,9 @@ final class FaultyServer: Sendable {
     /// A fault instead of the answer, about a third of the time.
     private static func fault(_ state: inout State, _ request: ClientRequest) -> Outcome? {
         let isChanges = request.method == "POST" || request.url.path.hasSuffix("/changes")
-        switch Int.random(in: 0..<24, using: &state.rng) {
+        let kind = Int.random(in: 0..<24, using: &state.rng)
+        if kind < 5 { state.instanceFaults += 1 }
+        switch kind {
         case 0, 1: return .refuse
         case 2: return .answer(problem(500, "database unreachable"))
         case 3:
