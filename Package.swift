@@ -5,7 +5,9 @@ import PackageDescription
 // only on targets listed above it. See README.md ("Layout").
 let package = Package(
     name: "listd",
-    platforms: [.macOS(.v15)],
+    // The floor is Synchronization.Mutex's (ListClient's locks): macOS 15, iOS 18, tvOS 18,
+    // watchOS 11, visionOS 2. The server and the tools build on Linux only.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "listd", targets: ["listd"]),
         .library(name: "ListClient", targets: ["ListClient", "ListClientNetworking"]),

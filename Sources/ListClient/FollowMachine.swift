@@ -29,7 +29,10 @@ public struct FollowMachine: Sendable {
     public private(set) var lastRejection: ListClientError?
     /// Which of the client's base URLs the follow asks, and how often it moved on.
     public private(set) var instanceChoice: InstanceChoice
-    private var hasEmitted = false
+    /// Whether the follow has emitted a snapshot: from then on a 404 means the list
+    /// was deleted, not that it never existed, even while ``state`` is `nil` because
+    /// a rejected answer made a refetch due.
+    public private(set) var hasEmitted = false
 
     /// A machine for `view` of `list` with no state yet, asking base URL number `instance` first.
     public init(list: String, view: ViewSpec = .wholeList, instance: Int = 0) {
@@ -174,27 +177,43 @@ public struct Backoff: Sendable {
     private var attempt = 0
 
     /// Creates a back-off from `minimum`, doubling up to `maximum`.
+    ///
+    /// The values come from an app's settings (``FollowOptions``), so they are
+    /// clamped rather than checked with a trap: `minimum` is at least
+    /// ``smallestDelay`` (a zero delay would retry a failing server in a busy
+    /// loop), and `maximum` at least `minimum`.
     public init(minimum: Duration, maximum: Duration) {
-        precondition(minimum > .zero && maximum >= minimum, "back-off needs 0 < minimum ≤ maximum")
-        self.minimum = minimum
-        self.maximum = maximum
+        self.minimum = max(minimum, Self.smallestDelay)
+        self.maximum = max(maximum, self.minimum)
     }
+
+    /// The shortest first delay: what `minimum` is raised to when it is below it (`.zero`, negative).
+    public static let smallestDelay = Duration.milliseconds(1)
 
     /// The next delay: a random point in the upper half of the current step
     /// ("equal jitter"), the step doubling each time up to `maximum`.
     public mutating func next() -> Duration {
-        let base = min(maximum, minimum * (1 << min(attempt, 30)))
+        // In seconds as a Double: the properties are public and settable, so they are
+        // clamped again here, and no doubling of a huge setting can overflow a Duration.
+        let first = max(self.minimum, Self.smallestDelay) / .seconds(1)
+        let last = max(self.maximum / .seconds(1), first)
+        let seconds = min(last, first * Double(1 << min(attempt, 30)))
         attempt += 1
-        let seconds = base / .seconds(1)
-        return .milliseconds(Int64((Double.random(in: seconds / 2...seconds) * 1000).rounded()))
+        return Self.milliseconds(Double.random(in: seconds / 2...seconds) * 1000)
     }
 
     /// The delay for a 503 with `Retry-After`: the server's figure plus up to 50% jitter,
     /// capped at ``maximumRetryAfter`` (a misconfigured server must not park a client for hours).
     public mutating func next(retryAfter seconds: Double) -> Duration {
         attempt += 1
-        let capped = min(max(seconds, 0), Self.maximumRetryAfter / .seconds(1))
-        return .milliseconds(Int64((Double.random(in: capped...(capped * 1.5 + 0.001)) * 1000).rounded()))
+        // NaN would make the jitter's range below invalid (a trap): read it as no wait.
+        let capped = seconds.isNaN ? 0 : min(max(seconds, 0), Self.maximumRetryAfter / .seconds(1))
+        return Self.milliseconds(Double.random(in: capped...(capped * 1.5 + 0.001)) * 1000)
+    }
+
+    /// A whole number of milliseconds, at most about 30,000 years (so the conversion cannot trap).
+    private static func milliseconds(_ value: Double) -> Duration {
+        .milliseconds(Int64(min(value.rounded(), 1e15)))
     }
 
     /// The longest `Retry-After` honoured.
@@ -210,9 +229,9 @@ public struct FollowOptions: Sendable {
     public var pollTimeout: Duration
     /// Extra time the transport waits beyond `pollTimeout` before giving up on the answer.
     public var responseSlack: Duration
-    /// The back-off's first and largest delay after an error.
+    /// The back-off's first delay after an error; below ``Backoff/smallestDelay`` (`.zero`) it is raised to that.
     public var minimumBackoff: Duration
-    /// The back-off's largest delay.
+    /// The back-off's largest delay; below ``minimumBackoff`` it is raised to that.
     public var maximumBackoff: Duration
     /// Called (on the follow's task) each time the follow moves to another base URL,
     /// for logs and metrics; `nil` for none. It must not block.

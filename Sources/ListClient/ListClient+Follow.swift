@@ -119,7 +119,9 @@ extension ListClient {
                     backoff.reset()
                 }
             } catch {
-                switch Self.recovery(error, holding: machine.state != nil) {
+                // Once the follow has shown the list, a 404 is its deletion, even while a
+                // refetch is due after a rejected answer (and the machine holds no state).
+                switch Self.recovery(error, holding: machine.hasEmitted) {
                 case .stop: return
                 case .deleted:
                     observer.onNext(machine.receiveDeleted())
@@ -160,8 +162,12 @@ extension ListClient {
         var choice = InstanceChoice(instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
         while !Task.isCancelled && !machines.isEmpty {
+            // What the machines took in this round. They are emitted whatever happens next in
+            // the round: a machine that took a snapshot (or dropped a deleted list) has moved
+            // on, so an update left unsent would leave the consumer behind it for good.
+            var updates: [ListUpdate] = []
+            var failure: ListClientError?
             do throws(ListClientError) {
-                var updates: [ListUpdate] = []
                 var since: [String: Int64] = [:]
                 var epochs: [String: String] = [:]
                 for (list, machine) in machines.sorted(by: { $0.key < $1.key }) {
@@ -207,23 +213,25 @@ extension ListClient {
                     }
                 }
                 backoff.reset()
-                if Task.isCancelled { return }
-                for update in updates { observer.onNext(update) }
             } catch {
-                switch Self.recovery(error, holding: true) {
-                case .stop: return
-                case .fail, .deleted:
-                    observer.onError(error)
-                    return
-                case .retry(let retryAfter):
-                    let old = choice.instance
-                    let moved = choice.failed(error, instances: baseURLs.count)
-                    if moved {
-                        reportFailover(of: machines.keys.sorted(), from: old, choice: choice, error, options)
-                    }
-                    let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
-                    try? await Task.sleep(for: delay)
+                failure = error
+            }
+            if Task.isCancelled { return }
+            for update in updates { observer.onNext(update) }
+            guard let failure else { continue }
+            switch Self.recovery(failure, holding: true) {
+            case .stop: return
+            case .fail, .deleted:
+                observer.onError(failure)
+                return
+            case .retry(let retryAfter):
+                let old = choice.instance
+                let moved = choice.failed(failure, instances: baseURLs.count)
+                if moved {
+                    reportFailover(of: machines.keys.sorted(), from: old, choice: choice, failure, options)
                 }
+                let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
+                try? await Task.sleep(for: delay)
             }
         }
         if !Task.isCancelled { observer.onCompleted() }

@@ -75,7 +75,9 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
     /// The error for an answer with status ≥ 400: its problem+json fields when
     /// the body has them, otherwise the status and the start of the body.
     static func problem(_ response: ClientResponse) -> ListClientError {
-        let retryAfter = response.header("retry-after").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        // The server's own clock, when it says, is "now" for a date: the two clocks need not agree.
+        let now = response.header("date").flatMap(httpDate) ?? Date()
+        let retryAfter = response.header("retry-after").flatMap { retryAfterSeconds($0, now: now) }
         let body = try? JSONValue(parsing: response.body)
         let detail =
             body?["detail"]?.stringValue ?? body?["title"]?.stringValue
@@ -87,6 +89,55 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     static func invalid(_ detail: String) -> ListClientError { ListClientError(kind: .invalidResponse, detail: detail) }
+
+    /// The seconds a `Retry-After` field value asks a client to wait (RFC 9110 §10.2.3),
+    /// or `nil` when it is neither of its two forms.
+    ///
+    /// - A number of seconds (`120`; a fraction such as `1.5` is taken too).
+    /// - An HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`, or the two obsolete forms a
+    ///   recipient must still accept, RFC 850's and asctime's): the time from `now`
+    ///   until then, 0 for a date already past.
+    ///
+    /// A negative, infinite or NaN number is `nil`, never a trap or a wait without end.
+    ///
+    /// - Parameters:
+    ///   - value: the field's value, as received.
+    ///   - now: the moment the wait starts; the answer's `Date` header when it has one.
+    public static func retryAfterSeconds(_ value: String, now: Date = Date()) -> Double? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(text) {
+            return seconds.isFinite && seconds >= 0 ? seconds : nil
+        }
+        guard let date = httpDate(text) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+
+    /// An HTTP date (RFC 9110 §5.6.7) in any of its three forms, always GMT.
+    ///
+    /// Parsed with a fixed POSIX locale and the GMT time zone, so neither the
+    /// device's language nor its calendar setting can change what a server's
+    /// date means. A formatter is made per call: this runs on error answers only.
+    static func httpDate(_ value: String) -> Date? {
+        // asctime pads a one-digit day with a space ("Nov  6"): one space between words.
+        let text = value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
+        formatter.calendar = Calendar(identifier: .gregorian)
+        formatter.isLenient = false
+        // RFC 850's two-digit year: "a year more than 50 years in the future" is in the past.
+        formatter.twoDigitStartDate = Date().addingTimeInterval(-50 * 365.25 * 86_400)
+        let formats = [
+            "EEE, dd MMM yyyy HH:mm:ss 'GMT'",  // IMF-fixdate
+            "EEEE, dd-MMM-yy HH:mm:ss 'GMT'",  // RFC 850
+            "EEE MMM d HH:mm:ss yyyy",  // asctime
+        ]
+        for format in formats {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
 }
 
 extension ListClientError {

@@ -44,7 +44,10 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "text or json (NDJSON).")
     var format: Format = .text
 
-    @Option(help: "Seconds each long-poll waits on the server.")
+    @Option(
+        help: ArgumentHelp(
+            "Seconds each long-poll waits on the server, from 0 to 300 (0: the server answers at once, "
+                + "so the watch asks again at once)."))
     var pollTimeout: Double = 30
 
     @Option(
@@ -69,6 +72,14 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Keep only the view's first N items.")
     var limit: Int?
 
+    /// The checks that need no network, run by ArgumentParser before ``run()``.
+    func validate() throws {
+        // What the server takes for `timeout` (API.md: at most 300; 0 answers at once).
+        guard pollTimeout.isFinite, pollTimeout >= 0, pollTimeout <= 300 else {
+            throw ValidationError("--poll-timeout must be a number of seconds from 0 to 300, got \(pollTimeout)")
+        }
+    }
+
     func run() async throws {
         guard !urls.isEmpty else {
             throw ValidationError("give the list's URL, such as http://127.0.0.1:8080/lists/ID")
@@ -79,7 +90,6 @@ struct WatchCommand: AsyncParsableCommand {
             throw ValidationError("every URL must name the same list: \(list) and \(other.1)")
         }
         let view = try self.view(urls: urls)
-        guard pollTimeout > 0, pollTimeout <= 300 else { throw ValidationError("--poll-timeout must be from 0 to 300") }
         let token = self.token ?? ProcessInfo.processInfo.environment["LISTD_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         let client = ListClient(baseURLs: split.map(\.0), token: token, transport: SocketTransport())
         let printer = UpdatePrinter(format: format)
@@ -127,8 +137,20 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     /// `http://host:port/prefix/lists/ID` → (`http://host:port/prefix`, `ID`).
+    ///
+    /// `https://` is refused with the reason: the watch sends with `SocketTransport`
+    /// (the HTTPClient module: plain sockets, no TLS), so that the `listd` binary
+    /// links neither FoundationNetworking nor libcurl.
     static func split(_ text: String) throws -> (URL, String) {
-        guard let url = URL(string: text), url.scheme == "http", url.host != nil else {
+        let url = URL(string: text)
+        if url?.scheme?.lowercased() == "https" {
+            throw ValidationError(
+                "listd watch speaks plain http:// only: its transport has no TLS, so it cannot follow \(text). "
+                    + "Give the http:// URL of the instance (on a trusted network, or through an SSH tunnel "
+                    + "or a local TLS-terminating proxy), or follow the list from Swift with "
+                    + "ListClient(baseURL:token:), which sends https:// with URLSession.")
+        }
+        guard let url, url.scheme?.lowercased() == "http", url.host != nil else {
             throw ValidationError("the URL must be http://HOST[:PORT]/lists/ID, got \(text)")
         }
         let parts = url.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -136,7 +158,7 @@ struct WatchCommand: AsyncParsableCommand {
             throw ValidationError("the URL must end in /lists/ID, got \(text)")
         }
         var components = URLComponents()
-        components.scheme = url.scheme
+        components.scheme = "http"
         components.host = url.host
         components.port = url.port
         components.path = parts.count > 2 ? "/" + parts.dropLast(2).joined(separator: "/") : ""

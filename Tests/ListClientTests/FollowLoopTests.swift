@@ -187,6 +187,115 @@ import Testing
         let lastBody = try JSONValue(parsing: last.body ?? [])
         #expect(lastBody["lists"]?["h"] == nil && lastBody["lists"]?["g"]?.int64Value == 2)
     }
+
+    /// Issue 26: g's snapshot arrived in the same round as h's failed fetch. The round's
+    /// updates were dropped while g's machine kept the state, so g's next update was a
+    /// change against a snapshot the consumer never got.
+    @Test func followManyEmitsASnapshotWhoseNeighboursFetchFailed() async throws {
+        struct Refused: Error {}
+        let other = FollowMachineTests.snapshotV1.replacingOccurrences(of: #""id":"g""#, with: #""id":"h""#)
+        let hFetches = Atomic<Int>(0)
+        let transport = FakeTransport { request, _ in
+            switch (request.method, request.url.path) {
+            case ("GET", "/lists/g"): return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case ("GET", "/lists/h"):
+                if hFetches.add(1, ordering: .relaxed).newValue == 1 { throw Refused() }
+                return FakeTransport.json(other)
+            default:
+                let body = try JSONValue(parsing: request.body ?? [])
+                if body["lists"]?["g"]?.int64Value == 1 {
+                    return FakeTransport.json(#"{"lists":{"g":\#(FollowMachineTests.stagesV1toV2)}}"#)
+                }
+                return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<ListUpdate>()
+        let subscription = Self.record(client.follow(lists: ["g", "h"], options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        try #require(await eventually(30) { recorder.elements.filter { $0.list == "g" }.count == 2 })
+        let g = recorder.elements.filter { $0.list == "g" }.map(\.update)
+        guard case .snapshot(let first) = g[0], case .changes(let change) = g[1] else {
+            Issue.record("g's updates: \(g)"); return
+        }
+        #expect(first.version == 1 && change.from == 1 && change.state.version == 2)
+        #expect(recorder.elements.filter { $0.list == "h" }.map { $0.update.state?.version } == [1])
+        #expect(recorder.error == nil)
+    }
+
+    /// Issue 26, the same with a deletion: g's 404 in a round whose h fetch failed was
+    /// dropped with the round, and g vanished from the follow without a `.deleted`.
+    @Test func followManyEmitsADeletionWhoseNeighboursFetchFailed() async throws {
+        struct Refused: Error {}
+        let other = FollowMachineTests.snapshotV1.replacingOccurrences(of: #""id":"g""#, with: #""id":"h""#)
+        let hFetches = Atomic<Int>(0)
+        let transport = FakeTransport { request, _ in
+            switch (request.method, request.url.path) {
+            case ("GET", "/lists/g"):
+                return FakeTransport.json(
+                    #"{"type":"https://listd.dev/problems/not-found","status":404,"detail":"no list g"}"#, status: 404)
+            case ("GET", "/lists/h"):
+                if hFetches.add(1, ordering: .relaxed).newValue == 1 { throw Refused() }
+                return FakeTransport.json(other)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<ListUpdate>()
+        let subscription = Self.record(client.follow(lists: ["g", "h"], options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        try #require(await eventually(30) { recorder.elements.contains { $0.list == "h" } })
+        #expect(recorder.elements.first == ListUpdate(list: "g", update: .deleted(list: "g")))
+        #expect(recorder.elements.filter { $0.list == "g" }.count == 1)
+        #expect(recorder.error == nil)
+    }
+
+    /// Issue 26: an answer that did not apply drops the state until the refetch; a 404 on
+    /// that refetch is the list deleted (the follow has shown it), not a list that never was.
+    @Test func a404OnTheRefetchAfterARejectedAnswerIsADeletion() async throws {
+        let bad = #"{"list":"g","epoch":"e1","from":1,"to":2,"stages":[{"itemMoved":[{"from":[0,9],"to":[0,0]}]}]}"#
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            case 1: return FakeTransport.json(bad)
+            default:
+                return FakeTransport.json(
+                    #"{"type":"https://listd.dev/problems/not-found","status":404,"detail":"no list g"}"#, status: 404)
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: Self.fast), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await eventually(30) { recorder.isCompleted || recorder.error != nil })
+        #expect(recorder.error == nil)
+        #expect(recorder.isCompleted)
+        #expect(recorder.elements.last == .deleted(list: "g"))
+        #expect(transport.requests.count == 3)
+    }
+
+    /// Issue 26: `minimumBackoff: .zero` trapped in `Backoff`'s precondition at the follow's
+    /// start. A setting must not crash an app: the back-off clamps it, and the follow retries.
+    @Test func aZeroBackoffIsClampedAndTheFollowRetries() async throws {
+        struct Refused: Error {}
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0: throw Refused()
+            case 1: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: Self.base, token: nil, transport: transport)
+        let options = FollowOptions(
+            pollTimeout: .seconds(5), responseSlack: .seconds(1), minimumBackoff: .zero, maximumBackoff: .zero)
+        let recorder = Recorder<FollowUpdate>()
+        let subscription = Self.record(client.follow(list: "g", options: options), into: recorder)
+        defer { subscription.dispose() }
+        #expect(await eventually(30) { recorder.elements.count == 1 })
+        #expect(recorder.elements.first?.state?.version == 1)
+        #expect(recorder.error == nil)
+    }
+
     /// Instances by host name, each answering with its own responder (a dead one throws).
     static func cluster(
         _ hosts: [String], _ respond: @escaping @Sendable (String, ClientRequest) async throws -> ClientResponse

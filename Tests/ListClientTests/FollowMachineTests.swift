@@ -197,4 +197,29 @@ import Testing
         backoff.reset()
         #expect(backoff.next() <= .milliseconds(100))
     }
+
+    /// Issue 26: `FollowOptions(minimumBackoff: .zero)` trapped in a precondition. A setting
+    /// must not crash an app: the back-off clamps it (at least 1 ms, maximum at least minimum).
+    @Test(arguments: [
+        (Duration.zero, Duration.zero), (.seconds(-1), .milliseconds(5)), (.seconds(2), .seconds(1)),
+        (.zero, .seconds(-3)),
+    ])
+    func aBackoffOutOfRangeIsClampedNotATrap(minimum: Duration, maximum: Duration) {
+        var backoff = Backoff(minimum: minimum, maximum: maximum)
+        #expect(backoff.minimum >= Backoff.smallestDelay)
+        #expect(backoff.maximum >= backoff.minimum)
+        for _ in 0..<40 {
+            let delay = backoff.next()
+            #expect(delay > .zero && delay <= backoff.maximum)
+        }
+    }
+
+    /// A `Retry-After` that is not a number of seconds a person would write (NaN, negative,
+    /// infinite) must not trap in the jitter's range either.
+    @Test(arguments: [Double.nan, -5, .infinity, -.infinity])
+    func aRetryAfterOutOfRangeIsClamped(seconds: Double) {
+        var backoff = Backoff(minimum: .milliseconds(100), maximum: .seconds(2))
+        let delay = backoff.next(retryAfter: seconds)
+        #expect(delay >= .zero && delay <= Backoff.maximumRetryAfter * 1.5 + .milliseconds(1))
+    }
 }

@@ -171,6 +171,43 @@ import Testing
         #expect(log.text.contains("every URL must name the same list"), "\(log.text)")
     }
 
+    /// Issue 26: the server takes `timeout` from 0 to 300 (API.md), and the message said
+    /// "from 0", yet 0 was refused. A watch with `--poll-timeout 0` asks and hears at once.
+    @Test func aPollTimeoutOfZeroIsTaken() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        let client = server.client()
+        _ = try await client.createList(id: "z", name: "Z", sections: RandomWriter.initialSections)
+        let (process, log) = try Self.watch(["\(server.baseURL)/lists/z", "--poll-timeout", "0"])
+        defer {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+        }
+        #expect(await log.firstCapture(of: #"(snapshot z version \d+)"#, timeout: .seconds(10)) != nil, "\(log.text)")
+        _ = try await client.patchList("z", [.updateItem(id: "a1", model: 5)])
+        #expect(await log.firstCapture(of: #"(update item \[0, 0\] a1 5)"#, timeout: .seconds(10)) != nil)
+    }
+
+    @Test(arguments: ["--poll-timeout=-1", "--poll-timeout=300.5", "--poll-timeout=nan"])
+    func aPollTimeoutTheServerWouldRefuseIsRefused(flag: String) async throws {
+        let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", flag])
+        try await blocking { process.waitUntilExit() }
+        await log.finished()
+        #expect(process.terminationStatus != 0)
+        #expect(log.text.contains("--poll-timeout must be a number of seconds from 0 to 300"), "\(log.text)")
+    }
+
+    /// Issue 26: an https:// URL was refused as if it were malformed. The watch's transport
+    /// (the HTTPClient module) has no TLS: the refusal says that, and what to do instead.
+    @Test func anHTTPSURLIsRefusedSayingTheWatchHasNoTLS() async throws {
+        let (process, log) = try Self.watch(["https://127.0.0.1:1/lists/a"])
+        try await blocking { process.waitUntilExit() }
+        await log.finished()
+        #expect(process.terminationStatus != 0)
+        #expect(log.text.contains("no TLS"), "\(log.text)")
+        #expect(!log.text.contains("the URL must be"), "\(log.text)")
+    }
+
     @Test func aBadURLIsRefused() async throws {
         let (process, _) = try Self.watch(["http://127.0.0.1:1/nolists"])
         try await blocking { process.waitUntilExit() }
