@@ -123,10 +123,10 @@ function follow(list, view = "") {
     }),
     onState: (state, detail) => {
       if (state === "reconnecting") setConnection(state, `reconnecting in ${Math.round(detail.delay / 100) / 10} s`);
-      else setConnection(state);
+      else if (state !== "closed" && state !== "needs-auth") setConnection(state); // onError has said why it ended
     },
     onError: (error) => {
-      setConnection("error", { 400: "bad view", 403: "token refused" }[error.status] || "needs a token");
+      setConnection("error", { 400: "bad view", 403: "token refused", 404: "no such list" }[error.status] || "needs a token");
       showBanner(`Cannot follow ${list}: ${error.detail || error.message}`, "deleted");
     },
   });

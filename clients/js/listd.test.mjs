@@ -328,7 +328,7 @@ test("follow: a 400 (a malformed view) stops the follow with onError instead of 
   });
   await follower.done;
   assert.deepEqual(errors, [400]);
-  assert.equal(follower.state, "stopped");
+  assert.equal(follower.state, "closed");
   assert.equal(calls.length, 1);
   assert.equal(calls[0].path, "/lists/l?order=a..b");
 });
