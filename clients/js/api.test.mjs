@@ -150,3 +150,11 @@ test("a token refused again and again: state needs-auth, the provider asked on e
   assert.deepEqual(errors, [401]);
   assert.equal(fixed.state, "needs-auth");
 });
+
+test("listd.d.ts declares exactly the values listd.js exports", async () => {
+  const { readFileSync } = await import("node:fs");
+  const declarations = readFileSync(new URL("./listd.d.ts", import.meta.url), "utf8");
+  const declared = [...declarations.matchAll(/^export declare (?:class|function|const) (\w+)/gm)].map((m) => m[1]).sort();
+  const exported = Object.keys(await import("./listd.js")).sort();
+  assert.deepEqual(declared, exported);
+});
