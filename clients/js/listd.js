@@ -1143,7 +1143,6 @@ export class Follower {
       await this.handle(answer);
       if (this.stopped) return;
       if (this.transport === "auto" && this.clock.now() >= this.pollUntil) return;
-      this.setState("polling");
     }
   }
 }

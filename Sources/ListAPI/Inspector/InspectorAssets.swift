@@ -1623,7 +1623,6 @@ export class Follower {
       await this.handle(answer);
       if (this.stopped) return;
       if (this.transport === "auto" && this.clock.now() >= this.pollUntil) return;
-      this.setState("polling");
     }
   }
 }
