@@ -241,6 +241,20 @@ export declare function applyStage<ItemModel, SectionModel>(
   sections: readonly Section<ItemModel, SectionModel>[], stage: Stage<ItemModel, SectionModel>, stageNumber?: number,
 ): Section<ItemModel, SectionModel>[];
 
+/** What a stage does, by id: what to flash or slide after it, what fades out before it. */
+export interface StageMarks {
+  items: Record<string, "inserted" | "updated" | "moved">;
+  sections: Record<string, "inserted" | "updated" | "moved">;
+  deletedItems: string[];
+  deletedSections: string[];
+}
+
+/** What `stage` does, by id, given the states before and after it (for UIs that keep rows by id). */
+export declare function stageMarks<ItemModel, SectionModel>(
+  before: readonly Section<ItemModel, SectionModel>[], stage: Stage<ItemModel, SectionModel>,
+  after: readonly Section<ItemModel, SectionModel>[],
+): StageMarks;
+
 /** An answer's stages applied to a snapshot at `answer.from` of `answer.epoch`: every state, before first. */
 export declare function applyAnswer<ItemModel, SectionModel>(
   snapshot: { epoch?: string; version: number; sections: Section<ItemModel, SectionModel>[] },

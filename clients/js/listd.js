@@ -229,6 +229,30 @@ export function applyStage(sections, stage, stageNumber = 0) {
 }
 
 /**
+ * What one stage does, by id, for a UI that keeps its rows by id (a DOM
+ * list, a keyed virtual DOM): `items` and `sections` map the ids found after
+ * the stage to "inserted", "updated" or "moved" (what to flash or slide);
+ * `deletedItems` and `deletedSections` list the ids that leave (what to fade
+ * out before the stage). `before` and `after` are the states around the stage
+ * (`states[i]` and `states[i + 1]` of an answer). The inspector animates
+ * with it.
+ */
+export function stageMarks(before, stage, after) {
+  const itemBefore = (path) => before[path[0]]?.items[path[1]];
+  const itemAfter = (path) => after[path[0]]?.items[path[1]];
+  const marks = { items: {}, sections: {}, deletedItems: [], deletedSections: [] };
+  for (const path of stage.itemDeleted || []) if (itemBefore(path)) marks.deletedItems.push(itemBefore(path).id);
+  for (const index of stage.sectionDeleted || []) if (before[index]) marks.deletedSections.push(before[index].id);
+  for (const entry of stage.itemInserted || []) if (itemAfter(entry.at)) marks.items[itemAfter(entry.at).id] = "inserted";
+  for (const entry of stage.itemUpdated || []) if (itemBefore(entry.at)) marks.items[itemBefore(entry.at).id] = "updated";
+  for (const entry of stage.itemMoved || []) if (itemBefore(entry.from)) marks.items[itemBefore(entry.from).id] = "moved";
+  for (const entry of stage.sectionInserted || []) if (after[entry.at]) marks.sections[after[entry.at].id] = "inserted";
+  for (const entry of stage.sectionUpdated || []) if (before[entry.at]) marks.sections[before[entry.at].id] = "updated";
+  for (const entry of stage.sectionMoved || []) if (before[entry.from]) marks.sections[before[entry.from].id] = "moved";
+  return marks;
+}
+
+/**
  * Applies a change answer's stages to a snapshot (which must be at
  * `answer.from`, of `answer.epoch`) and returns every state: `states[0]` is
  * the sections before, `states[i + 1]` after stage i. Throws StageError.

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError, viewQuery } from "./listd.js";
+import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError, stageMarks, viewQuery } from "./listd.js";
 import { fakeClock, until } from "./testing.mjs";
 
 const fixtureURL = new URL("../../Tests/Fixtures/stage-conformance.json", import.meta.url);
@@ -48,6 +48,25 @@ test("applies a stage the way a table view batch update does", () => {
     sectionUpdated: [{ at: 1, model: { title: "B" } }],
   });
   assert.deepEqual(sections, [section("b", [item("4")], { title: "B" }), section("c", [])]);
+});
+
+test("stageMarks names what a stage does by id, for a UI that keeps its rows by id", () => {
+  const before = [section("a", [item("1"), item("2"), item("3")]), section("b", [item("4")]), section("c", [])];
+  const stage = {
+    sectionDeleted: [2],
+    sectionInserted: [{ at: 0, section: section("n", []) }],
+    itemDeleted: [[0, 0]],
+    itemMoved: [{ from: [0, 2], to: [1, 0] }],
+    itemUpdated: [{ at: [0, 1], model: { n: 1 } }],
+    itemInserted: [{ at: [1, 1], item: item("5") }],
+  };
+  const after = applyStage(before, stage);
+  assert.deepEqual(stageMarks(before, stage, after), {
+    items: { 5: "inserted", 2: "updated", 3: "moved" },
+    sections: { n: "inserted" },
+    deletedItems: ["1"],
+    deletedSections: ["c"],
+  });
 });
 
 test("refuses what SectionDiff refuses", () => {

@@ -119,7 +119,7 @@ th, td { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid var(-
 // and animates each stage of each change as one batch, the way a table view's
 // performBatchUpdates would. Uses the JavaScript client (listd.js), served
 // beside it from the binary.
-import { ListdClient } from "./listd.js";
+import { ListdClient, stageMarks } from "./listd.js";
 
 const TOKEN_KEY = "listd.inspector.token";
 const $ = (selector) => document.querySelector(selector);
@@ -392,23 +392,15 @@ const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * ones yellow, and moved ones slide from where they were (FLIP).
  */
 async function animateStage(before, stage, after, hurry) {
-  const itemAt = (path) => before[path[0]]?.items[path[1]];
+  const marks = stageMarks(before, stage, after);
   const deleting = [
-    ...(stage.itemDeleted || []).map((path) => document.querySelector(`#table tr[data-item-id="${CSS.escape(itemAt(path)?.id ?? "")}"]`)),
-    ...(stage.sectionDeleted || []).map((index) => document.querySelector(`#table tbody[data-section-id="${CSS.escape(before[index]?.id ?? "")}"]`)),
+    ...marks.deletedItems.map((id) => document.querySelector(`#table tr[data-item-id="${CSS.escape(id)}"]`)),
+    ...marks.deletedSections.map((id) => document.querySelector(`#table tbody[data-section-id="${CSS.escape(id)}"]`)),
   ].filter(Boolean);
   if (deleting.length > 0 && !hurry) {
     for (const element of deleting) element.classList.add("deleting");
     await pause(150);
   }
-  const marks = { items: {}, sections: {} };
-  const afterItem = (path) => after[path[0]]?.items[path[1]];
-  for (const entry of stage.itemInserted || []) if (afterItem(entry.at)) marks.items[afterItem(entry.at).id] = "inserted";
-  for (const entry of stage.itemUpdated || []) if (itemAt(entry.at)) marks.items[itemAt(entry.at).id] = "updated";
-  for (const entry of stage.itemMoved || []) if (itemAt(entry.from)) marks.items[itemAt(entry.from).id] = "moved";
-  for (const entry of stage.sectionInserted || []) if (after[entry.at]) marks.sections[after[entry.at].id] = "inserted";
-  for (const entry of stage.sectionUpdated || []) if (before[entry.at]) marks.sections[before[entry.at].id] = "updated";
-  for (const entry of stage.sectionMoved || []) if (before[entry.from]) marks.sections[before[entry.from].id] = "moved";
 
   // FLIP: where each moved thing was, then where it lands, then slide between.
   const movedIDs = Object.entries(marks.items).filter(([, kind]) => kind === "moved").map(([id]) => id);
@@ -706,6 +698,30 @@ export function applyStage(sections, stage, stageNumber = 0) {
     start = end;
   }
   return result;
+}
+
+/**
+ * What one stage does, by id, for a UI that keeps its rows by id (a DOM
+ * list, a keyed virtual DOM): `items` and `sections` map the ids found after
+ * the stage to "inserted", "updated" or "moved" (what to flash or slide);
+ * `deletedItems` and `deletedSections` list the ids that leave (what to fade
+ * out before the stage). `before` and `after` are the states around the stage
+ * (`states[i]` and `states[i + 1]` of an answer). The inspector animates
+ * with it.
+ */
+export function stageMarks(before, stage, after) {
+  const itemBefore = (path) => before[path[0]]?.items[path[1]];
+  const itemAfter = (path) => after[path[0]]?.items[path[1]];
+  const marks = { items: {}, sections: {}, deletedItems: [], deletedSections: [] };
+  for (const path of stage.itemDeleted || []) if (itemBefore(path)) marks.deletedItems.push(itemBefore(path).id);
+  for (const index of stage.sectionDeleted || []) if (before[index]) marks.deletedSections.push(before[index].id);
+  for (const entry of stage.itemInserted || []) if (itemAfter(entry.at)) marks.items[itemAfter(entry.at).id] = "inserted";
+  for (const entry of stage.itemUpdated || []) if (itemBefore(entry.at)) marks.items[itemBefore(entry.at).id] = "updated";
+  for (const entry of stage.itemMoved || []) if (itemBefore(entry.from)) marks.items[itemBefore(entry.from).id] = "moved";
+  for (const entry of stage.sectionInserted || []) if (after[entry.at]) marks.sections[after[entry.at].id] = "inserted";
+  for (const entry of stage.sectionUpdated || []) if (before[entry.at]) marks.sections[before[entry.at].id] = "updated";
+  for (const entry of stage.sectionMoved || []) if (before[entry.from]) marks.sections[before[entry.from].id] = "moved";
+  return marks;
 }
 
 /**
