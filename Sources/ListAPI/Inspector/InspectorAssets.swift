@@ -487,9 +487,15 @@ openFromHash();
 //   // A view: only the open items, by due date, in sections by owner.
 //   client.follow("tasks", { view: { where: { done: false }, order: "due", group: "owner" }, onSnapshot, onChanges });
 //
+//   // Bound to a UI: React's useSyncExternalStore, or any loop.
+//   const todos = client.follow("todos", { signal });
+//   const snapshot = useSyncExternalStore(todos.subscribe, todos.getSnapshot);
+//   for await (const update of todos) console.log(update.type, todos.state);
+//
 // Following reads server-sent events with fetch (EventSource cannot send an
 // Authorization header, and tokens never go in URLs), and falls back to
-// long-polling when the stream is not available. Stages are applied with
+// long-polling for a while when the stream is not available; a connection
+// silent for three heartbeats is given up and reconnected. Stages are applied with
 // exactly SectionDiff's rules (`applyStage`); an answer that does not apply,
 // or does not start at the version held, makes the client refetch the
 // snapshot rather than show a wrong table.
