@@ -2,7 +2,7 @@
 // and animates each stage of each change as one batch, the way a table view's
 // performBatchUpdates would. Uses the JavaScript client (listd.js), served
 // beside it from the binary.
-import { ListdClient } from "./listd.js";
+import { ListdClient, stageMarks } from "./listd.js";
 
 const TOKEN_KEY = "listd.inspector.token";
 const $ = (selector) => document.querySelector(selector);
@@ -123,10 +123,10 @@ function follow(list, view = "") {
     }),
     onState: (state, detail) => {
       if (state === "reconnecting") setConnection(state, `reconnecting in ${Math.round(detail.delay / 100) / 10} s`);
-      else setConnection(state);
+      else if (state !== "closed" && state !== "needs-auth") setConnection(state); // onError has said why it ended
     },
     onError: (error) => {
-      setConnection("error", { 400: "bad view", 403: "token refused" }[error.status] || "needs a token");
+      setConnection("error", { 400: "bad view", 403: "token refused", 404: "no such list" }[error.status] || "needs a token");
       showBanner(`Cannot follow ${list}: ${error.detail || error.message}`, "deleted");
     },
   });
@@ -275,23 +275,15 @@ const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * ones yellow, and moved ones slide from where they were (FLIP).
  */
 async function animateStage(before, stage, after, hurry) {
-  const itemAt = (path) => before[path[0]]?.items[path[1]];
+  const marks = stageMarks(before, stage, after);
   const deleting = [
-    ...(stage.itemDeleted || []).map((path) => document.querySelector(`#table tr[data-item-id="${CSS.escape(itemAt(path)?.id ?? "")}"]`)),
-    ...(stage.sectionDeleted || []).map((index) => document.querySelector(`#table tbody[data-section-id="${CSS.escape(before[index]?.id ?? "")}"]`)),
+    ...marks.deletedItems.map((id) => document.querySelector(`#table tr[data-item-id="${CSS.escape(id)}"]`)),
+    ...marks.deletedSections.map((id) => document.querySelector(`#table tbody[data-section-id="${CSS.escape(id)}"]`)),
   ].filter(Boolean);
   if (deleting.length > 0 && !hurry) {
     for (const element of deleting) element.classList.add("deleting");
     await pause(150);
   }
-  const marks = { items: {}, sections: {} };
-  const afterItem = (path) => after[path[0]]?.items[path[1]];
-  for (const entry of stage.itemInserted || []) if (afterItem(entry.at)) marks.items[afterItem(entry.at).id] = "inserted";
-  for (const entry of stage.itemUpdated || []) if (itemAt(entry.at)) marks.items[itemAt(entry.at).id] = "updated";
-  for (const entry of stage.itemMoved || []) if (itemAt(entry.from)) marks.items[itemAt(entry.from).id] = "moved";
-  for (const entry of stage.sectionInserted || []) if (after[entry.at]) marks.sections[after[entry.at].id] = "inserted";
-  for (const entry of stage.sectionUpdated || []) if (before[entry.at]) marks.sections[before[entry.at].id] = "updated";
-  for (const entry of stage.sectionMoved || []) if (before[entry.from]) marks.sections[before[entry.from].id] = "moved";
 
   // FLIP: where each moved thing was, then where it lands, then slide between.
   const movedIDs = Object.entries(marks.items).filter(([, kind]) => kind === "moved").map(([id]) => id);

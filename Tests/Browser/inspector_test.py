@@ -10,6 +10,12 @@ updated, a section inserted, a deleted list, and a reset (the list created
 again). A control check proves the waiting can fail. Screenshots go to a
 temporary folder (or $LISTD_SCREENSHOTS), whose path is printed.
 
+With $LISTD_JS_PACKAGE naming the JavaScript client's packed tarball (npm
+pack of clients/js; .ci/browser makes one), the page then imports that
+tarball's listd.js, follows the list with subscribe/getSnapshot and a token
+provider, and must show a write within the same second: the package as
+published, in a real browser against a real listd.
+
     python3 Tests/Browser/inspector_test.py [path/to/listd]
 
 Exit status: 0 passed, 1 failed, 77 skipped (no chromium, chromedriver or
@@ -21,6 +27,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
@@ -73,6 +80,41 @@ def curl(method, url, body=None):
 
 class Failure(Exception):
     pass
+
+
+def check_package(browser, js, wait, base, package):
+    """The packed client in the browser: imported from the tarball, following `groceries`."""
+    with tarfile.open(package) as archive:
+        source = archive.extractfile("package/listd.js").read().decode("utf-8")
+    # A page of the same origin without the inspector's Content-Security-Policy
+    # (which allows scripts from 'self' only, not a blob: module).
+    browser.get(f"{base}/healthz")
+    js("""
+        const [source, token] = arguments;
+        window.pkg = {};
+        const url = URL.createObjectURL(new Blob([source], {type: 'text/javascript'}));
+        import(url).then(({ ListdClient }) => {
+          const client = new ListdClient({ baseURL: location.origin, token: async () => token });
+          const follower = client.follow('groceries');
+          follower.subscribe(() => {
+            const snapshot = follower.getSnapshot();
+            window.pkg = { state: follower.state, version: snapshot?.version,
+                           items: snapshot ? snapshot.sections.flatMap(s => s.items.map(i => i.id)) : null };
+          });
+        }, (error) => { window.pkg = { error: String(error) }; });""", source, READ_TOKEN)
+    def package_state():
+        return js("return window.pkg") or {}
+
+    def require(condition, what, seconds=DEADLINE):
+        took = wait(condition, what, seconds)
+        if took is None:
+            raise Failure(f"the packed client did not show {what} within {seconds} s; its state: {package_state()}")
+        print(f"  ok: {what} ({took * 1000:.0f} ms)")
+
+    require(lambda: package_state().get("state") == "live" and package_state().get("items") == ["bread"],
+            "the packed client live on the list (subscribe/getSnapshot)", 5)
+    curl("POST", f"{base}/lists/groceries/sections/bakery/items", {"id": "bun", "model": {}})
+    require(lambda: package_state().get("items") == ["bread", "bun"], "a write through the packed client")
 
 
 def main():
@@ -226,6 +268,10 @@ def main():
         require(lambda: state()["resets"] == "1" and items("bakery") == ["bread"] and "Reset" in state()["banner"],
                 "a reset (the list created again)")
         browser.save_screenshot(os.path.join(shots, "reset.png"))
+
+        package = os.environ.get("LISTD_JS_PACKAGE")
+        if package:
+            check_package(browser, js, wait, base, package)
         print(f"inspector test: passed; screenshots in {shots}")
         return 0
     except Failure as failure:

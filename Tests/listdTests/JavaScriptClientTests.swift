@@ -2,10 +2,11 @@ import Foundation
 import ListdTestSupport
 import Testing
 
-/// Runs the JavaScript client's own tests (clients/js/listd.test.mjs) with
+/// Runs the JavaScript client's own tests (clients/js/*.test.mjs) with
 /// Node's test runner, so `swift test` covers both clients and the shared
-/// stage fixture. Without Node the test is skipped, saying why; under
-/// `CI=true` a missing Node is a failure.
+/// stage fixture. A real listd (write token set) serves the tests in
+/// clients/js/live.test.mjs, which skip when run without one. Without Node
+/// the test is skipped, saying why; under `CI=true` a missing Node is a failure.
 @Suite struct JavaScriptClientTests {
     static let node: String? = ["/usr/bin/node", "/usr/bin/nodejs", "/usr/local/bin/node"].first {
         FileManager.default.isExecutableFile(atPath: $0)
@@ -23,7 +24,14 @@ import Testing
             "node is not installed (apt-get install nodejs): the JavaScript client's tests are skipped"))
     func nodeTestsPass() async throws {
         let node = try #require(Self.node, "CI=true and node is missing: install nodejs")
+        let token = "js-live-write-token"
+        let server = try await ListdProcess(environment: ["LISTD_WRITE_TOKEN": token])
+        defer { _ = server.stop() }
         let process = Process()
+        var environment = ProcessInfo.processInfo.environment
+        environment["LISTD_TEST_URL"] = server.baseURL.absoluteString
+        environment["LISTD_TEST_WRITE_TOKEN"] = token
+        process.environment = environment
         process.executableURL = URL(fileURLWithPath: node)
         process.arguments = ["--test", "clients/js/"]
         process.currentDirectoryURL = Self.root
@@ -36,5 +44,6 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "node --test clients/js/ failed:\n\(output.text.suffix(4000))")
         #expect(output.text.contains("# fail 0"), "\(output.text.suffix(2000))")
+        #expect(output.text.contains("# skipped 0"), "the live tests ran against the listd started here")
     }
 }

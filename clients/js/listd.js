@@ -15,9 +15,15 @@
 //   // A view: only the open items, by due date, in sections by owner.
 //   client.follow("tasks", { view: { where: { done: false }, order: "due", group: "owner" }, onSnapshot, onChanges });
 //
+//   // Bound to a UI: React's useSyncExternalStore, or any loop.
+//   const todos = client.follow("todos", { signal });
+//   const snapshot = useSyncExternalStore(todos.subscribe, todos.getSnapshot);
+//   for await (const update of todos) console.log(update.type, todos.state);
+//
 // Following reads server-sent events with fetch (EventSource cannot send an
 // Authorization header, and tokens never go in URLs), and falls back to
-// long-polling when the stream is not available. Stages are applied with
+// long-polling for a while when the stream is not available; a connection
+// silent for three heartbeats is given up and reconnected. Stages are applied with
 // exactly SectionDiff's rules (`applyStage`); an answer that does not apply,
 // or does not start at the version held, makes the client refetch the
 // snapshot rather than show a wrong table.
@@ -229,14 +235,42 @@ export function applyStage(sections, stage, stageNumber = 0) {
 }
 
 /**
+ * What one stage does, by id, for a UI that keeps its rows by id (a DOM
+ * list, a keyed virtual DOM): `items` and `sections` map the ids found after
+ * the stage to "inserted", "updated" or "moved" (what to flash or slide);
+ * `deletedItems` and `deletedSections` list the ids that leave (what to fade
+ * out before the stage). `before` and `after` are the states around the stage
+ * (`states[i]` and `states[i + 1]` of an answer). The inspector animates
+ * with it.
+ */
+export function stageMarks(before, stage, after) {
+  const itemBefore = (path) => before[path[0]]?.items[path[1]];
+  const itemAfter = (path) => after[path[0]]?.items[path[1]];
+  const marks = { items: {}, sections: {}, deletedItems: [], deletedSections: [] };
+  for (const path of stage.itemDeleted || []) if (itemBefore(path)) marks.deletedItems.push(itemBefore(path).id);
+  for (const index of stage.sectionDeleted || []) if (before[index]) marks.deletedSections.push(before[index].id);
+  for (const entry of stage.itemInserted || []) if (itemAfter(entry.at)) marks.items[itemAfter(entry.at).id] = "inserted";
+  for (const entry of stage.itemUpdated || []) if (itemBefore(entry.at)) marks.items[itemBefore(entry.at).id] = "updated";
+  for (const entry of stage.itemMoved || []) if (itemBefore(entry.from)) marks.items[itemBefore(entry.from).id] = "moved";
+  for (const entry of stage.sectionInserted || []) if (after[entry.at]) marks.sections[after[entry.at].id] = "inserted";
+  for (const entry of stage.sectionUpdated || []) if (before[entry.at]) marks.sections[before[entry.at].id] = "updated";
+  for (const entry of stage.sectionMoved || []) if (before[entry.from]) marks.sections[before[entry.from].id] = "moved";
+  return marks;
+}
+
+/**
  * Applies a change answer's stages to a snapshot (which must be at
  * `answer.from`, of `answer.epoch`) and returns every state: `states[0]` is
  * the sections before, `states[i + 1]` after stage i. Throws StageError.
  */
 export function applyAnswer(snapshot, answer) {
   if (answer.reset) throw new StageError(0, "reset", "a reset carries a snapshot, not stages");
-  if (snapshot.epoch !== undefined && answer.epoch !== undefined && snapshot.epoch !== answer.epoch) {
-    throw new StageError(0, "epoch", `the answer is for epoch ${answer.epoch}, the snapshot is of ${snapshot.epoch}`);
+  // An answer of an epoch applies only to a snapshot of that epoch: one without
+  // an epoch cannot be shown to be of the same list (it may be of a deleted one).
+  if (answer.epoch !== undefined && snapshot.epoch !== answer.epoch) {
+    throw new StageError(0, "epoch", snapshot.epoch === undefined
+      ? `the answer is for epoch ${answer.epoch}, the snapshot has no epoch`
+      : `the answer is for epoch ${answer.epoch}, the snapshot is of ${snapshot.epoch}`);
   }
   if (snapshot.version !== answer.from) {
     throw new StageError(0, "from", `the answer starts at version ${answer.from}, the snapshot is at ${snapshot.version}`);
@@ -380,11 +414,105 @@ function withQuery(path, query, view) {
   return text ? `${path}?${text}` : path;
 }
 
-const sleep = (ms, signal) =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+/**
+ * Timers and time, injectable so tests (and apps with their own scheduling)
+ * can drive the follow's deadlines and back-off without waiting.
+ * @typedef {object} Clock
+ * @property {() => number} now milliseconds
+ * @property {(callback: () => void, ms: number) => unknown} setTimeout
+ * @property {(handle: unknown) => void} clearTimeout
+ */
+
+/** @type {Clock} */
+export const systemClock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle),
+};
+
+function abortReason(signal) {
+  return signal.reason ?? new DOMException("The operation was aborted", "AbortError");
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts; either way no listener stays on `signal`. */
+function sleep(ms, signal, clock = systemClock) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clock.clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = clock.setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
   });
+}
+
+/**
+ * `promise`, or a rejection with `signal`'s reason as soon as it aborts: a
+ * fetch or a body read that ignores its signal cannot hold the follow.
+ */
+function abortable(promise, signal) {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(abortReason(signal));
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => { signal.removeEventListener("abort", onAbort); resolve(value); },
+      (error) => { signal.removeEventListener("abort", onAbort); reject(error); });
+  });
+}
+
+/** Cancels a body nobody will read, so its connection is released. */
+function discard(response) {
+  try { response?.body?.cancel?.().catch(() => {}); } catch { /* already locked or gone */ }
+}
+
+/**
+ * One connection of a follow: aborted with the follow, or by its own
+ * deadline (`arm`) with a timeout error, whichever comes first.
+ */
+class Connection {
+  constructor(parent, clock) {
+    this.controller = new AbortController();
+    this.signal = this.controller.signal;
+    this.clock = clock;
+    this.timer = undefined;
+    this.parent = parent;
+    this.onParentAbort = () => this.controller.abort(abortReason(parent));
+    if (parent.aborted) this.onParentAbort();
+    else parent.addEventListener("abort", this.onParentAbort, { once: true });
+  }
+
+  /** (Re)starts the deadline: `ms` from now the connection is aborted with a timeout. */
+  arm(ms, detail) {
+    this.disarm();
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.controller.abort(new ListdError(0, { title: "timeout", detail }));
+    }, ms);
+  }
+
+  disarm() {
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  close() {
+    this.disarm();
+    this.parent.removeEventListener("abort", this.onParentAbort);
+  }
+}
+
+/**
+ * A bearer token, or a function that gives one (sync or async), called once
+ * and then again only after the server refused the token it gave (401).
+ * @typedef {string | ((context: {refresh: boolean}) => string | undefined | Promise<string | undefined>)} TokenSource
+ */
 
 /** A listd server: REST calls and `follow`. */
 export class ListdClient {
@@ -394,16 +522,21 @@ export class ListdClient {
    * @param {string[]} [options.baseURLs] instead of `baseURL`, every instance of a cluster sharing one
    *   store: a follow whose instance stops answering (or answers 5xx) moves to the next and goes on
    *   from the version it holds; single requests (writes) are never retried elsewhere
-   * @param {string} [options.token] a bearer token (sent only in the Authorization header)
+   * @param {TokenSource} [options.token] a bearer token (sent only in the Authorization header), or a
+   *   provider: called for the first request and again whenever the server answers 401 to its token
    * @param {Function} [options.fetch] a fetch implementation (default: the global one)
+   * @param {Clock} [options.clock] timers for follows' deadlines and back-off (default: the system's)
    */
-  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl } = {}) {
+  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl, clock } = {}) {
     const urls = Array.isArray(baseURLs) && baseURLs.length > 0 ? baseURLs : [baseURL];
     this.baseURLs = urls.map((url) => url.replace(/\/$/, ""));
     /** The index in `baseURLs` of the instance requests go to. */
     this.instance = 0;
     this.token = token;
     this.fetchImpl = fetchImpl || globalThis.fetch.bind(globalThis);
+    this.clock = clock || systemClock;
+    /** The provider's pending or last answer (a promise), when `token` is a function. */
+    this.tokenPromise = undefined;
   }
 
   /** Where requests go now: the current one of `baseURLs`. */
@@ -418,27 +551,75 @@ export class ListdClient {
     if (this.baseURLs.length > 1 && this.instance === from) this.instance = (from + 1) % this.baseURLs.length;
   }
 
-  headers(extra = {}) {
+  /** The token to send now: the static one, or the provider's current answer. */
+  async currentToken() {
+    if (typeof this.token !== "function") return this.token;
+    if (!this.tokenPromise) this.tokenPromise = this.askProvider(false);
+    return this.tokenPromise;
+  }
+
+  /**
+   * The server refused `refused`: asks the provider again, once for every
+   * request refused with that token (ten follows refused at once make one call).
+   */
+  async renewToken(refused) {
+    if (typeof this.token !== "function") return this.token;
+    const current = this.tokenPromise;
+    if (current) {
+      const held = await current.catch(() => undefined);
+      if (held !== refused && this.tokenPromise === current) return held;
+    }
+    if (this.tokenPromise === current) this.tokenPromise = this.askProvider(true);
+    return this.tokenPromise;
+  }
+
+  askProvider(refresh) {
+    const promise = Promise.resolve()
+      .then(() => this.token({ refresh }))
+      .catch((error) => {
+        throw new ListdError(401, { title: "no token", detail: `the token provider failed: ${error?.message || error}` });
+      });
+    // A failed call is not kept: the next request asks again.
+    promise.catch(() => { if (this.tokenPromise === promise) this.tokenPromise = undefined; });
+    return promise;
+  }
+
+  headers(extra = {}, token = typeof this.token === "function" ? undefined : this.token) {
     const headers = { ...extra };
-    if (this.token) headers.Authorization = `Bearer ${this.token}`;
+    if (token) headers.Authorization = `Bearer ${token}`;
     return headers;
+  }
+
+  /**
+   * Sends one request and returns the Response as it is, whatever its
+   * status; with a token provider, a 401 asks it for a new token and sends
+   * once more. Throws ListdError(0) for a network failure.
+   */
+  async send(method, path, { body, headers = {}, signal } = {}) {
+    let token = await abortable(this.currentToken(), signal);
+    for (let attempt = 0; ; attempt++) {
+      const init = { method, headers: this.headers(headers, token), signal, cache: "no-store" };
+      if (body !== undefined) {
+        init.body = JSON.stringify(body);
+        init.headers["Content-Type"] = "application/json";
+      }
+      let response;
+      try {
+        response = await abortable(Promise.resolve().then(() => this.fetchImpl(this.baseURL + path, init)), signal);
+      } catch (error) {
+        if (error?.name === "AbortError" || error instanceof ListdError) throw error;
+        throw new ListdError(0, { title: "network error", detail: String(error?.message || error) });
+      }
+      if (response.status !== 401 || attempt > 0 || typeof this.token !== "function") return response;
+      discard(response);
+      token = await abortable(this.renewToken(token), signal);
+    }
   }
 
   /** One request; resolves to the parsed JSON body (or null), throws ListdError. */
   async request(method, path, { body, headers = {}, signal } = {}) {
-    const init = { method, headers: this.headers(headers), signal, cache: "no-store" };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers["Content-Type"] = "application/json";
-    }
-    let response;
-    try {
-      response = await this.fetchImpl(this.baseURL + path, init);
-    } catch (error) {
-      if (error?.name === "AbortError") throw error;
-      throw new ListdError(0, { title: "network error", detail: String(error?.message || error) });
-    }
-    const text = await response.text();
+    const response = await this.send(method, path, { body, headers, signal });
+    const text = await abortable(response.text(), signal);
     let value = null;
     if (text) {
       try { value = JSON.parse(text); } catch { value = null; }
@@ -447,36 +628,44 @@ export class ListdClient {
     return value;
   }
 
-  listLists({ limit, after } = {}) {
+  listLists({ limit, after, signal } = {}) {
     const query = new URLSearchParams();
     if (limit !== undefined) query.set("limit", String(limit));
     if (after !== undefined) query.set("after", after);
     const text = query.toString();
-    return this.request("GET", `/lists${text ? `?${text}` : ""}`);
+    return this.request("GET", `/lists${text ? `?${text}` : ""}`, { signal });
   }
   /**
    * The list's snapshot, or with `view` the snapshot of that view of it.
    * @param {string} list
-   * @param {{view?: ViewSpec | string}} [options]
+   * @param {{view?: ViewSpec | string, signal?: AbortSignal}} [options]
    */
-  getList(list, { view } = {}) { return this.request("GET", withQuery(`/lists/${encodeURIComponent(list)}`, "", viewQuery(view))); }
-  createList(list) { return this.request("POST", "/lists", { body: list }); }
-  replaceList(list, snapshot, { ifMatch } = {}) {
-    return this.request("PUT", `/lists/${encodeURIComponent(list)}`, { body: snapshot, headers: ifMatchHeader(ifMatch) });
+  getList(list, { view, signal } = {}) {
+    return this.request("GET", withQuery(`/lists/${encodeURIComponent(list)}`, "", viewQuery(view)), { signal });
   }
-  patchList(list, ops, { ifMatch } = {}) {
-    return this.request("PATCH", `/lists/${encodeURIComponent(list)}`, { body: { ops }, headers: ifMatchHeader(ifMatch) });
+  createList(list, { signal } = {}) { return this.request("POST", "/lists", { body: list, signal }); }
+  replaceList(list, snapshot, { ifMatch, signal } = {}) {
+    return this.request("PUT", `/lists/${encodeURIComponent(list)}`, { body: snapshot, headers: ifMatchHeader(ifMatch), signal });
   }
-  deleteList(list) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}`); }
-  createSection(list, section) { return this.request("POST", `/lists/${encodeURIComponent(list)}/sections`, { body: section }); }
-  deleteSection(list, section) {
-    return this.request("DELETE", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}`);
+  patchList(list, ops, { ifMatch, signal } = {}) {
+    return this.request("PATCH", `/lists/${encodeURIComponent(list)}`, { body: { ops }, headers: ifMatchHeader(ifMatch), signal });
   }
-  createItem(list, section, item) {
-    return this.request("POST", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}/items`, { body: item });
+  deleteList(list, { signal } = {}) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}`, { signal }); }
+  createSection(list, section, { signal } = {}) {
+    return this.request("POST", `/lists/${encodeURIComponent(list)}/sections`, { body: section, signal });
   }
-  getItem(list, item) { return this.request("GET", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
-  deleteItem(list, item) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`); }
+  deleteSection(list, section, { signal } = {}) {
+    return this.request("DELETE", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}`, { signal });
+  }
+  createItem(list, section, item, { signal } = {}) {
+    return this.request("POST", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}/items`, { body: item, signal });
+  }
+  getItem(list, item, { signal } = {}) {
+    return this.request("GET", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`, { signal });
+  }
+  deleteItem(list, item, { signal } = {}) {
+    return this.request("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`, { signal });
+  }
   /**
    * One long-poll: the change since `since` (waits up to `timeout` seconds);
    * with `maxChanges`, a larger change comes as a reset; with `view`, the
@@ -490,23 +679,37 @@ export class ListdClient {
   }
 
   /**
-   * Follows a list live. Returns `{ stop(), get snapshot(), get state() }`.
+   * Follows a list live. Returns a `Follower`: `stop()`, `snapshot`, `state`,
+   * `error`, `done`, `subscribe(listener)` and `getSnapshot()` (React's
+   * `useSyncExternalStore`), and `updates()` / `for await` over it.
    *
    * Callbacks (all optional): `onSnapshot(snapshot)` once the first snapshot
    * is known; `onChanges({answer, states, snapshot})` per change answer,
    * `states[0]` the sections before and `states[i+1]` after stage i;
-   * `onReset(snapshot, reason)` when the data is replaced (a server reset, or a
-   * refetch after an answer that did not apply); `onDeleted(list)`;
-   * `onState(state, detail)` with "connecting", "live", "polling",
-   * "reconnecting" (detail: {delay, error}), "stopped"; `onError(error)` for an
-   * error that stops following (400, such as a malformed view; 401, 403).
+   * `onReset(snapshot, reason)` when the data is replaced (reason "server": a
+   * server reset; "mismatch": a refetch after an answer that did not apply;
+   * "recreated"; "listener-error": `onChanges` threw, so the UI may not hold
+   * what the next change starts from); `onDeleted(list)`; `onState(state,
+   * detail)` with the states of `Follower.state`; `onError(error)` for an
+   * error that ends the follow (400, such as a malformed view; 401 with a
+   * static token; 403; 404 for a list that never existed);
+   * `onListenerError(error, name)` when a callback or listener throws
+   * (default: console.error).
    *
-   * Options: `since` and `epoch` (start from a version held; then no first
-   * snapshot is fetched unless the stream resets), `transport` ("auto":
-   * events, else long-poll; "events"; "poll"), `minDelay`/`maxDelay` (ms) of
-   * the jittered back-off, `maxChanges` (a change naming more sections and
-   * items than this arrives as a reset with the snapshot), `onFailover({list,
-   * from, to, error})` each time the follow moves to another of `baseURLs`.
+   * Options: `since`, `epoch` and `sections` (all three: start from a
+   * snapshot held; no first snapshot is fetched unless the stream resets),
+   * `transport` ("auto": events, else long-poll for a while; "events";
+   * "poll"), `minDelay`/`maxDelay` (ms) of the jittered back-off,
+   * `maxChanges` (a change naming more sections and items than this arrives
+   * as a reset with the snapshot), `onFailover({list, from, to, error})` each
+   * time the follow moves to another of `baseURLs`, `signal` (an AbortSignal
+   * that stops the follow), `heartbeatTimeout` (ms without a byte on the
+   * event stream before it is given up and reconnected, default 45000: three
+   * of the server's 15 s heartbeats), `pollTimeout` (s the server holds a
+   * long-poll, default 30; the client gives up 15 s after), `requestTimeout`
+   * (ms for a snapshot, default 60000), `streamRetryInterval` (ms of
+   * long-polling after the server answered the stream with something else,
+   * before trying the stream again, default 60000), `clock`.
    *
    * `view` follows a view of the list instead of all of it: a `ViewSpec`
    * (`{where: {done: false}, order: "-due", group: "owner", limit: 50}`) or a
@@ -535,36 +738,211 @@ function retryAfter(response) {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
-class Follower {
-  constructor(client, list, options) {
+/** Slack on a long-poll's deadline beyond the wait the client asked for: one heartbeat's interval. */
+const pollGrace = 15000;
+
+/**
+ * A live follow of one list (or view): see `ListdClient.follow`.
+ *
+ * `state` is one of "connecting", "live" (on the event stream), "polling"
+ * (live over long-poll), "reconnecting" (waiting out a back-off),
+ * "needs-auth" (the token was refused: with a provider, it is asked again
+ * and the follow retries; with a static token the follow ends in this
+ * state), "closed" (stopped, aborted, or ended by an error in `error`).
+ */
+export class Follower {
+  constructor(client, list, options = {}) {
+    if (options.since !== undefined) {
+      // Stages apply to the snapshot they start from: without its sections they
+      // would be applied to the wrong table, without its epoch to another list.
+      if (!Array.isArray(options.sections)) {
+        throw new TypeError("follow: since needs sections, the snapshot's sections at that version");
+      }
+      if (typeof options.epoch !== "string" || options.epoch === "") {
+        throw new TypeError("follow: since needs epoch, the snapshot's epoch");
+      }
+    }
     this.client = client;
     this.list = list;
     this.options = options;
+    this.clock = options.clock || client.clock || systemClock;
     this.snapshot = null;
     this.lastEventID = undefined;
     this.transport = options.transport || "auto";
+    /** Until when (clock ms) "auto" long-polls after the stream was answered with something else. */
+    this.pollUntil = -Infinity;
     this.failures = 0;
     this.controller = new AbortController();
     this.stopped = false;
     this.state = "connecting";
+    /** The error that ended the follow, if one did. */
+    this.error = undefined;
+    /** Whether the list is known to have existed (a 404 then means deleted, not never there). */
+    this.existed = false;
+    this.deletedReported = false;
+    this.listeners = new Set();
+    this.iterators = new Set();
     /** The view's query text, empty for the whole list. */
     this.view = viewQuery(options.view);
     if (options.since !== undefined) {
-      this.snapshot = { id: list, epoch: options.epoch, version: options.since, sections: options.sections || [] };
+      this.snapshot = { id: list, epoch: options.epoch, version: options.since, sections: options.sections };
+      this.existed = true;
+    }
+    this.getSnapshot = this.getSnapshot.bind(this);
+    this.subscribe = this.subscribe.bind(this);
+    this.stop = this.stop.bind(this);
+    const signal = options.signal;
+    if (signal?.aborted) {
+      this.stopped = true;
+      this.state = "closed";
+      this.done = Promise.resolve();
+      return;
+    }
+    if (signal) {
+      this.onAbort = () => this.stop();
+      signal.addEventListener("abort", this.onAbort, { once: true });
     }
     this.done = this.run();
   }
 
+  /** Stops following: no request after this, every iterator ends. */
   stop() {
+    this.end(undefined, "closed");
+  }
+
+  end(error, state) {
     if (this.stopped) return;
     this.stopped = true;
+    this.error = error;
+    this.options.signal?.removeEventListener("abort", this.onAbort);
     this.controller.abort();
-    this.setState("stopped");
+    if (error) this.call("onError", error);
+    this.setState(state);
+    for (const iterator of this.iterators) iterator.wake();
+  }
+
+  /**
+   * The data held now: the snapshot (its `sections` as the UI should show
+   * them), or null before the first one and after a deletion. The same
+   * object until the data changes, as `useSyncExternalStore` requires.
+   */
+  getSnapshot() {
+    return this.snapshot;
+  }
+
+  /**
+   * Calls `listener()` after every change of `getSnapshot()` or `state`.
+   * Returns the function that unsubscribes it.
+   * @param {() => void} listener
+   * @returns {() => void}
+   */
+  subscribe(listener) {
+    const entry = { listener };
+    this.listeners.add(entry);
+    return () => { this.listeners.delete(entry); };
+  }
+
+  /**
+   * The updates as an async iterator: `{type: "snapshot", snapshot}`,
+   * `{type: "changes", answer, states, snapshot}`, `{type: "reset", snapshot,
+   * reason}`, `{type: "deleted", list}`. It starts with the snapshot held, if
+   * any; it ends when the follow does, and throws the error that ended it.
+   * Leaving a `for await` loop detaches the iterator; it does not stop the
+   * follow (`stop()` or the signal does). Updates wait in the iterator until
+   * read.
+   */
+  updates() {
+    const queue = [];
+    let waiting = null;
+    let open = true;
+    let threw = false;
+    const entry = {
+      push: (update) => { queue.push(update); entry.wake(); },
+      wake: () => { const resume = waiting; waiting = null; resume?.(); },
+    };
+    if (this.snapshot) queue.push({ type: "snapshot", snapshot: this.snapshot });
+    this.iterators.add(entry);
+    const finish = () => { open = false; this.iterators.delete(entry); return { done: true, value: undefined }; };
+    const iterator = {
+      next: async () => {
+        for (;;) {
+          if (queue.length > 0) return { done: false, value: queue.shift() };
+          if (!open) return { done: true, value: undefined };
+          if (this.stopped) {
+            finish();
+            if (this.error && !threw) { threw = true; throw this.error; }
+            return { done: true, value: undefined };
+          }
+          await new Promise((resolve) => { waiting = resolve; });
+        }
+      },
+      return: async () => finish(),
+      [Symbol.asyncIterator]() { return iterator; },
+    };
+    return iterator;
+  }
+
+  [Symbol.asyncIterator]() {
+    return this.updates();
   }
 
   setState(state, detail) {
+    const changed = this.state !== state;
     this.state = state;
-    this.options.onState?.(state, detail);
+    this.call("onState", state, detail);
+    if (changed) this.notify();
+  }
+
+  /** Calls the option `name`; a callback that throws is reported and returns false. */
+  call(name, ...args) {
+    const callback = this.options[name];
+    if (!callback) return true;
+    try {
+      callback(...args);
+      return true;
+    } catch (error) {
+      this.reportListenerError(error, name);
+      return false;
+    }
+  }
+
+  reportListenerError(error, name) {
+    if (this.options.onListenerError) {
+      try { this.options.onListenerError(error, name); } catch { /* nowhere left to report it */ }
+    } else {
+      console.error(`listd: ${name} threw`, error);
+    }
+  }
+
+  notify() {
+    for (const entry of [...this.listeners]) {
+      if (!this.listeners.has(entry)) continue;
+      try { entry.listener(); } catch (error) { this.reportListenerError(error, "subscribe listener"); }
+    }
+  }
+
+  /** Hands one update to the callbacks, the iterators and the subscribers. */
+  deliver(update) {
+    if (update.type === "snapshot") this.call("onSnapshot", update.snapshot);
+    else if (update.type === "reset") this.call("onReset", update.snapshot, update.reason);
+    else if (update.type === "deleted") this.call("onDeleted", update.list);
+    else if (update.type === "changes") {
+      const { answer, states, snapshot } = update;
+      // A UI whose onChanges failed may not hold what the next change starts
+      // from: it gets the whole data again (the answer is applied already, and
+      // a replay of it would be skipped as a duplicate).
+      if (!this.call("onChanges", { answer, states, snapshot })) this.call("onReset", snapshot, "listener-error");
+    }
+    for (const iterator of this.iterators) iterator.push(update);
+    this.notify();
+  }
+
+  markDeleted() {
+    const had = this.snapshot !== null;
+    this.snapshot = null;
+    const report = had || !this.deletedReported;
+    this.deletedReported = true;
+    if (report) this.deliver({ type: "deleted", list: this.list });
   }
 
   async run() {
@@ -574,28 +952,30 @@ class Follower {
       try {
         if (!this.snapshot) await this.refetch("initial");
         if (this.stopped) return;
-        if (this.transport !== "poll") {
+        if (this.transport === "poll" || (this.transport === "auto" && this.clock.now() < this.pollUntil)) {
+          await this.poll();
+        } else {
           const streamed = await this.stream();
           if (!streamed) {
             if (this.transport === "events") throw new ListdError(0, { detail: "the server sent no event stream" });
-            this.transport = "poll";
+            this.pollUntil = this.clock.now() + (this.options.streamRetryInterval ?? 60000);
           }
-        } else {
-          await this.poll();
         }
-      } catch (error) {
-        if (this.stopped || error?.name === "AbortError") return;
-        // Retrying cannot fix these: a malformed view (400) or a missing or refused token.
-        if (error instanceof ListdError && (error.status === 400 || error.status === 401 || error.status === 403)) {
-          this.options.onError?.(error);
-          this.stop();
-          return;
+      } catch (caught) {
+        if (this.stopped) return;
+        const error = caught instanceof ListdError ? caught
+          : new ListdError(0, { title: "error", detail: String(caught?.message || caught) });
+        // Retrying cannot fix these: a malformed view (400), a refused token (403).
+        if (error.status === 400 || error.status === 403) return this.end(error, "closed");
+        if (error.status === 401) {
+          // A provider may give a better token next time; a static token will not change.
+          if (typeof this.client.token !== "function") return this.end(error, "needs-auth");
+          await this.backOff(error, "needs-auth");
+          continue;
         }
-        if (error instanceof ListdError && error.status === 404) {
-          const had = this.snapshot !== null;
-          this.snapshot = null;
-          if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
-          this.deletedReported = true;
+        if (error.status === 404) {
+          if (!this.existed) return this.end(error, "closed"); // never there: not a deletion to wait out
+          this.markDeleted();
         }
         this.failOver(asked, error);
         await this.backOff(error);
@@ -613,12 +993,12 @@ class Follower {
     if (urls.length < 2 || !(error instanceof ListdError) || !(error.status === 0 || error.status >= 500)) return;
     this.client.moveOn(asked);
     if (this.client.instance !== asked) {
-      this.options.onFailover?.({ list: this.list, from: urls[asked], to: this.client.baseURL, error });
+      this.call("onFailover", { list: this.list, from: urls[asked], to: this.client.baseURL, error });
     }
   }
 
   /** Waits before reconnecting: jittered exponential back-off, or what Retry-After says (one instance only). */
-  async backOff(error) {
+  async backOff(error, state = "reconnecting") {
     this.failures += 1;
     const min = this.options.minDelay ?? 250;
     const max = this.options.maxDelay ?? 30000;
@@ -627,21 +1007,30 @@ class Follower {
     if (error instanceof ListdError && error.retryAfter !== undefined && this.client.baseURLs.length === 1) {
       delay = Math.max(delay, error.retryAfter * 1000);
     }
-    this.setState("reconnecting", { delay, error });
-    await sleep(delay, this.controller.signal);
+    this.setState(state, { delay, error });
+    await sleep(delay, this.controller.signal, this.clock);
   }
 
   async refetch(reason) {
-    const snapshot = await this.client.request("GET", withQuery(`/lists/${encodeURIComponent(this.list)}`, "", this.view), {
-      signal: this.controller.signal,
-    });
+    const connection = new Connection(this.controller.signal, this.clock);
+    const timeout = this.options.requestTimeout ?? 60000;
+    connection.arm(timeout, `no snapshot in ${timeout / 1000} s`);
+    let snapshot;
+    try {
+      snapshot = await this.client.request("GET", withQuery(`/lists/${encodeURIComponent(this.list)}`, "", this.view), {
+        signal: connection.signal,
+      });
+    } finally {
+      connection.close();
+    }
     const recreated = this.snapshot === null && this.deletedReported;
-    const first = this.snapshot === null && reason === "initial" && !recreated;
+    const first = this.snapshot === null && reason === "initial" && !recreated && !this.existed;
     this.snapshot = snapshot;
+    this.existed = true;
     this.lastEventID = undefined;
     this.deletedReported = false;
-    if (first) this.options.onSnapshot?.(snapshot);
-    else this.options.onReset?.(snapshot, recreated ? "recreated" : reason);
+    if (first) this.deliver({ type: "snapshot", snapshot });
+    else this.deliver({ type: "reset", snapshot, reason: recreated ? "recreated" : reason });
   }
 
   /**
@@ -650,20 +1039,18 @@ class Follower {
    */
   async handle(answer) {
     if (answer.deleted) {
-      const had = this.snapshot !== null;
-      this.snapshot = null;
-      if (had || !this.deletedReported) this.options.onDeleted?.(this.list);
-      this.deletedReported = true;
+      this.markDeleted();
       return true;
     }
     if (answer.reset) {
       const had = this.snapshot !== null;
       const recreated = !had && this.deletedReported;
       this.snapshot = answer.snapshot;
-      if (had) this.options.onReset?.(answer.snapshot, "server");
-      else if (recreated) this.options.onReset?.(answer.snapshot, "recreated");
-      else this.options.onSnapshot?.(answer.snapshot);
+      this.existed = true;
       this.deletedReported = false;
+      if (had) this.deliver({ type: "reset", snapshot: answer.snapshot, reason: "server" });
+      else if (recreated) this.deliver({ type: "reset", snapshot: answer.snapshot, reason: "recreated" });
+      else this.deliver({ type: "snapshot", snapshot: answer.snapshot });
       return true;
     }
     this.deletedReported = false;
@@ -678,6 +1065,7 @@ class Follower {
     // `to` on with nothing to apply. Hold the new version; nothing to show.
     if (this.view && answer.epoch === held.epoch && answer.from === held.version && !(answer.stages || []).length) {
       this.snapshot = { ...held, version: answer.to };
+      this.notify();
       return true;
     }
     let states;
@@ -689,7 +1077,7 @@ class Follower {
       return false;
     }
     this.snapshot = { ...held, epoch: answer.epoch, version: answer.to, sections: states[states.length - 1] };
-    this.options.onChanges?.({ answer, states, snapshot: this.snapshot });
+    this.deliver({ type: "changes", answer, states, snapshot: this.snapshot });
     return true;
   }
 
@@ -709,63 +1097,82 @@ class Follower {
     // The view too: the event id carries only the position, not the view.
     const path = withQuery(`/lists/${encodeURIComponent(this.list)}/events`, query.toString(), this.view);
     this.setState("connecting");
-    let response;
+    const silence = this.options.heartbeatTimeout ?? 45000;
+    const connection = new Connection(this.controller.signal, this.clock);
+    let reader;
     try {
-      response = await this.client.fetchImpl(this.client.baseURL + path, {
-        headers: this.client.headers(headers), signal: this.controller.signal, cache: "no-store",
-      });
-    } catch (error) {
-      if (error?.name === "AbortError") throw error;
-      throw new ListdError(0, { title: "network error", detail: String(error?.message || error) });
-    }
-    if (!response.ok) {
-      let problem = null;
-      try { problem = await response.json(); } catch { problem = null; }
-      if (response.status === 405 || response.status === 501) return false;
-      if (response.status === 404 && problem?.type?.endsWith("/not-found")) return false; // no such route
-      throw new ListdError(response.status, problem, retryAfter(response));
-    }
-    const type = response.headers.get("Content-Type") || "";
-    if (!type.startsWith("text/event-stream") || !response.body) return false;
-    this.setState("live");
-    this.failures = 0;
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    const events = [];
-    const parser = new EventStreamParser((event) => events.push(event));
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      parser.push(decoder.decode(value, { stream: true }));
-      while (events.length > 0) {
-        const event = events.shift();
-        if (this.stopped) return true;
-        if (!["change", "reset", "deleted"].includes(event.event)) continue;
-        const consumed = await this.handle(JSON.parse(event.data));
-        // After a refetch the snapshot, not the stream, says where the client is.
-        if (consumed && event.id !== undefined) this.lastEventID = event.id;
+      connection.arm(silence, `no answer from the event stream in ${silence / 1000} s`);
+      const response = await this.client.send("GET", path, { headers, signal: connection.signal });
+      if (!response.ok) {
+        let problem = null;
+        try { problem = await abortable(response.json(), connection.signal); } catch { problem = null; }
+        if (response.status === 405 || response.status === 501) return false;
+        if (response.status === 404 && problem?.type?.endsWith("/not-found")) return false; // no such route
+        throw new ListdError(response.status, problem, retryAfter(response));
       }
+      const type = response.headers.get("Content-Type") || "";
+      if (!type.startsWith("text/event-stream") || !response.body) {
+        discard(response); // a proxy's page, say: nobody reads it
+        return false;
+      }
+      this.setState("live");
+      this.failures = 0;
+      reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      const events = [];
+      const parser = new EventStreamParser((event) => events.push(event));
+      for (;;) {
+        // Every byte, heartbeat comments included, proves the connection alive.
+        connection.arm(silence, `no byte from the event stream in ${silence / 1000} s (the server sends a heartbeat every 15 s)`);
+        const { value, done } = await abortable(reader.read(), connection.signal);
+        if (done) { reader = undefined; break; }
+        connection.disarm();
+        parser.push(decoder.decode(value, { stream: true }));
+        while (events.length > 0) {
+          const event = events.shift();
+          if (this.stopped) return true;
+          if (!["change", "reset", "deleted"].includes(event.event)) continue;
+          const consumed = await this.handle(JSON.parse(event.data));
+          // After a refetch the snapshot, not the stream, says where the client is.
+          if (consumed && event.id !== undefined) this.lastEventID = event.id;
+        }
+      }
+    } finally {
+      connection.close();
+      if (reader) reader.cancel().catch(() => {});
     }
     // The server ended the stream (shutting down): reconnect with Last-Event-ID.
     throw new ListdError(0, { title: "stream ended", detail: "the event stream ended" });
   }
 
-  /** Long-polls until an error. */
+  /**
+   * Long-polls until an error, or (transport "auto") until it is time to try
+   * the event stream again.
+   */
   async poll() {
     this.setState("polling");
+    const timeout = this.options.pollTimeout ?? 30;
     for (;;) {
       const held = this.snapshot;
       if (!held) {
         await this.refetch("initial");
         continue;
       }
-      const answer = await this.client.changes(this.list, held.version, {
-        epoch: held.epoch, timeout: 30, maxChanges: this.options.maxChanges, view: this.view,
-        signal: this.controller.signal,
-      });
+      const connection = new Connection(this.controller.signal, this.clock);
+      connection.arm(timeout * 1000 + pollGrace, `no answer to a ${timeout} s long-poll in ${timeout + pollGrace / 1000} s`);
+      let answer;
+      try {
+        answer = await this.client.changes(this.list, held.version, {
+          epoch: held.epoch, timeout, maxChanges: this.options.maxChanges, view: this.view,
+          signal: connection.signal,
+        });
+      } finally {
+        connection.close();
+      }
       this.failures = 0;
       await this.handle(answer);
       if (this.stopped) return;
+      if (this.transport === "auto" && this.clock.now() >= this.pollUntil) return;
     }
   }
 }

@@ -3,7 +3,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError, viewQuery } from "./listd.js";
+import { applyAnswer, applyStage, EventStreamParser, ListdClient, StageError, stageMarks, viewQuery } from "./listd.js";
+import { fakeClock, until } from "./testing.mjs";
 
 const fixtureURL = new URL("../../Tests/Fixtures/stage-conformance.json", import.meta.url);
 
@@ -47,6 +48,25 @@ test("applies a stage the way a table view batch update does", () => {
     sectionUpdated: [{ at: 1, model: { title: "B" } }],
   });
   assert.deepEqual(sections, [section("b", [item("4")], { title: "B" }), section("c", [])]);
+});
+
+test("stageMarks names what a stage does by id, for a UI that keeps its rows by id", () => {
+  const before = [section("a", [item("1"), item("2"), item("3")]), section("b", [item("4")]), section("c", [])];
+  const stage = {
+    sectionDeleted: [2],
+    sectionInserted: [{ at: 0, section: section("n", []) }],
+    itemDeleted: [[0, 0]],
+    itemMoved: [{ from: [0, 2], to: [1, 0] }],
+    itemUpdated: [{ at: [0, 1], model: { n: 1 } }],
+    itemInserted: [{ at: [1, 1], item: item("5") }],
+  };
+  const after = applyStage(before, stage);
+  assert.deepEqual(stageMarks(before, stage, after), {
+    items: { 5: "inserted", 2: "updated", 3: "moved" },
+    sections: { n: "inserted" },
+    deletedItems: ["1"],
+    deletedSections: ["c"],
+  });
 });
 
 test("refuses what SectionDiff refuses", () => {
@@ -130,10 +150,11 @@ function waitFor(condition, what) {
 test("follow: snapshot, then stages from the stream; a replayed answer is not applied twice", async () => {
   const snapshot = { id: "l", epoch: "e", version: 1, sections: [section("s", [item("a")])] };
   const change = { list: "l", epoch: "e", from: 1, to: 2, stages: [{ itemInserted: [{ at: [0, 1], item: item("b") }] }] };
+  const next = { list: "l", epoch: "e", from: 2, to: 3, stages: [{ itemDeleted: [[0, 0]] }] };
   const { fetch, calls } = fakeFetch((path) => {
     if (path === "/lists/l") return json(200, snapshot);
-    // The same answer twice (as after a reconnect), then the stream stays open.
-    return eventStream([event("change", change), event("change", change)], { hang: true });
+    // The same answer twice (as after a reconnect), the next one, then the stream stays open.
+    return eventStream([event("change", change), event("change", change), event("change", next)], { hang: true });
   });
   const seen = [];
   const client = new ListdClient({ baseURL: "http://x", token: "secret", fetch });
@@ -141,10 +162,10 @@ test("follow: snapshot, then stages from the stream; a replayed answer is not ap
     onSnapshot: (s) => seen.push(["snapshot", s.version]),
     onChanges: ({ answer, states }) => seen.push(["changes", answer.to, states.at(-1)[0].items.map((i) => i.id)]),
   });
-  await waitFor(() => seen.length >= 2, "the change");
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  // The next change comes after the replay: once it is seen, the replay was handled.
+  await waitFor(() => follower.snapshot?.version === 3, "the next change");
   follower.stop();
-  assert.deepEqual(seen, [["snapshot", 1], ["changes", 2, ["a", "b"]]]);
+  assert.deepEqual(seen, [["snapshot", 1], ["changes", 2, ["a", "b"]], ["changes", 3, ["b"]]]);
   assert.equal(calls[1].path, "/lists/l/events?since=1&epoch=e");
   assert.equal(calls[1].headers.Authorization, "Bearer secret", "the token travels in a header");
   assert.ok(calls.every((call) => !call.path.includes("secret")), "never in a URL");
@@ -191,9 +212,8 @@ test("follow: maxChanges goes in the query of every stream connection and of the
 });
 
 test("follow: Retry-After is honoured, and long-poll is the fallback when the server has no event stream", async () => {
-  const times = [];
+  const clock = fakeClock();
   const { fetch, calls } = fakeFetch((path, init, count) => {
-    times.push(Date.now());
     if (path === "/lists/l") return json(200, { id: "l", epoch: "e", version: 1, sections: [] });
     if (path.startsWith("/lists/l/events")) {
       if (count === 2) return json(503, { title: "busy", detail: "at the connection limit" }, { "Retry-After": "1" });
@@ -202,11 +222,14 @@ test("follow: Retry-After is honoured, and long-poll is the fallback when the se
     return new Promise(() => {}); // the long-poll waits
   });
   const states = [];
-  const client = new ListdClient({ baseURL: "http://x", fetch });
+  const client = new ListdClient({ baseURL: "http://x", fetch, clock });
   const follower = client.follow("l", { onState: (state) => states.push(state), minDelay: 1, maxDelay: 5 });
-  await waitFor(() => calls.some((call) => call.path.startsWith("/lists/l/changes")), "the long-poll");
+  await until(() => follower.state === "reconnecting" && clock.pending() > 0, "the back-off after the 503");
+  clock.advance(999);
+  assert.equal(calls.length, 2, "no request within the second Retry-After asked for");
+  clock.advance(1);
+  await until(() => calls.some((call) => call.path.startsWith("/lists/l/changes")), "the long-poll");
   follower.stop();
-  assert.ok(times[2] - times[1] >= 950, `waited ${times[2] - times[1]} ms after Retry-After: 1`);
   assert.equal(calls.at(-1).path, "/lists/l/changes?since=1&timeout=30&epoch=e");
   assert.ok(states.includes("reconnecting") && states.includes("polling"), states.join(","));
 });
@@ -328,7 +351,7 @@ test("follow: a 400 (a malformed view) stops the follow with onError instead of 
   });
   await follower.done;
   assert.deepEqual(errors, [400]);
-  assert.equal(follower.state, "stopped");
+  assert.equal(follower.state, "closed");
   assert.equal(calls.length, 1);
   assert.equal(calls[0].path, "/lists/l?order=a..b");
 });

@@ -1,0 +1,68 @@
+// A typed example: a followed list bound to the DOM, and the same follow
+// through a React-style useSyncExternalStore. Checked by `tsc -p clients/js`
+// (it imports the package by its own name, through package.json's exports).
+import { ListdClient, ListdError, type Follower, type ListSnapshot, type Update } from "listd-client";
+
+interface Todo { title: string; done: boolean }
+interface Group { title: string }
+
+const client = new ListdClient({
+  baseURL: "http://127.0.0.1:8080",
+  // Asked once, and again whenever the server answers 401.
+  token: async () => (await fetch("/session/listd-token")).text(),
+});
+
+// 1. Callbacks into the DOM: one <ul> per section, one <li> per item.
+export function bind(root: HTMLElement, list: string, signal: AbortSignal): Follower<Todo, Group> {
+  const follower = client.follow<Todo, Group>(list, { signal });
+  follower.subscribe(() => {
+    root.dataset.state = follower.state; // "live", "reconnecting", "needs-auth", …
+    render(root, follower.getSnapshot());
+  });
+  return follower;
+}
+
+function render(root: HTMLElement, snapshot: ListSnapshot<Todo, Group> | null): void {
+  root.replaceChildren(...(snapshot?.sections ?? []).map((section) => {
+    const list = document.createElement("ul");
+    list.title = section.model.title;
+    list.append(...section.items.map((item) => {
+      const row = document.createElement("li");
+      row.textContent = item.model.done ? `✓ ${item.model.title}` : item.model.title;
+      return row;
+    }));
+    return list;
+  }));
+}
+
+// 2. React: useSyncExternalStore(follower.subscribe, follower.getSnapshot).
+declare function useSyncExternalStore<T>(subscribe: (onChange: () => void) => () => void, getSnapshot: () => T): T;
+export function useOpenCount(follower: Follower<Todo, Group>): number {
+  const snapshot = useSyncExternalStore(follower.subscribe, follower.getSnapshot);
+  return snapshot?.sections.flatMap((section) => section.items).filter((item) => !item.model.done).length ?? 0;
+}
+
+// 3. for await, with the error that ends the follow.
+export async function log(list: string, signal: AbortSignal): Promise<void> {
+  const follower = client.follow<Todo, Group>(list, { signal, view: { where: { done: false }, order: "title" } });
+  try {
+    for await (const update of follower) describe(update);
+  } catch (error) {
+    if (error instanceof ListdError && error.status === 404) console.log(`${list} does not exist`);
+    else throw error;
+  }
+}
+
+function describe(update: Update<Todo, Group>): void {
+  switch (update.type) {
+    case "snapshot": console.log(`version ${update.snapshot.version}`); break;
+    case "changes": console.log(`${update.answer.from} → ${update.answer.to}: ${update.answer.stages.length} stages`); break;
+    case "reset": console.log(`reset (${update.reason})`); break;
+    case "deleted": console.log(`${update.list} deleted`); break;
+  }
+}
+
+// Writes are typed by the same models.
+export async function complete(list: string, id: string, todo: Todo): Promise<void> {
+  await client.patchList<Todo, Group>(list, [{ op: "updateItem", id, model: { ...todo, done: true } }]);
+}

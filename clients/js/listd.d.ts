@@ -1,0 +1,275 @@
+// Types for listd.js, written by hand: keep them in step with listd.js
+// (api.test.mjs checks that both export the same names; `tsc -p
+// clients/js` checks these declarations and the typed example).
+//
+// Models are generic: `Item` is the item model's type, `SectionModel` the
+// section model's. Nothing checks a server's JSON against them: they say
+// what the application stores.
+
+/** One item of a list: its id and its model. */
+export interface Item<Model = unknown> {
+  id: string;
+  model: Model;
+}
+
+/** One section: its id, its model and its items in order. */
+export interface Section<ItemModel = unknown, SectionModel = unknown> {
+  id: string;
+  model: SectionModel;
+  items: Item<ItemModel>[];
+}
+
+/** A list (or a view of it) at one version. */
+export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
+  id: string;
+  name?: string;
+  epoch: string;
+  version: number;
+  sections: Section<ItemModel, SectionModel>[];
+}
+
+/** `[section, item]`. */
+export type ItemPath = [number, number];
+
+/** One table-view batch update (the contract's Stage). Empty fields may be left out. */
+export interface Stage<ItemModel = unknown, SectionModel = unknown> {
+  sectionDeleted?: number[];
+  sectionInserted?: { at: number; section: Section<ItemModel, SectionModel> }[];
+  sectionUpdated?: { at: number; model: SectionModel }[];
+  sectionMoved?: { from: number; to: number }[];
+  itemDeleted?: ItemPath[];
+  itemInserted?: { at: ItemPath; item: Item<ItemModel> }[];
+  itemUpdated?: { at: ItemPath; model: ItemModel }[];
+  itemMoved?: { from: ItemPath; to: ItemPath }[];
+}
+
+/** A long-poll's or an event's answer. */
+export interface ChangeAnswer<ItemModel = unknown, SectionModel = unknown> {
+  list: string;
+  epoch: string;
+  from: number;
+  to: number;
+  stages: Stage<ItemModel, SectionModel>[];
+  /** The whole snapshot instead of stages (history too short, another epoch, maxChanges). */
+  reset?: boolean;
+  snapshot?: ListSnapshot<ItemModel, SectionModel>;
+  deleted?: boolean;
+}
+
+/** A view of a list: which items, in what order, grouped by what, cut to what window. */
+export interface ViewSpec {
+  /** path → value conditions, all of which must hold; a pair list repeats a path. */
+  where?: Record<string, unknown> | Array<[string, unknown]>;
+  q?: string;
+  /** The path the items are ordered by; `-path` for descending. */
+  order?: string;
+  group?: string;
+  limit?: number;
+}
+
+/** Timers and time, injectable (tests drive deadlines and back-off with a fake one). */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** A bearer token, or a provider asked once and again after each 401. */
+export type TokenSource = string | ((context: { refresh: boolean }) => string | undefined | Promise<string | undefined>);
+
+/**
+ * The follow's connection: "live" on the event stream, "polling" live over
+ * long-poll, "needs-auth" the token was refused, "closed" stopped or ended
+ * by an error (`Follower.error`).
+ */
+export type ConnectionState = "connecting" | "live" | "polling" | "reconnecting" | "needs-auth" | "closed";
+
+/** Why the data was replaced. */
+export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | (string & {});
+
+/** What a follow delivers, in order (`for await`, `updates()`). */
+export type Update<ItemModel = unknown, SectionModel = unknown> =
+  | { type: "snapshot"; snapshot: ListSnapshot<ItemModel, SectionModel> }
+  | {
+      type: "changes";
+      answer: ChangeAnswer<ItemModel, SectionModel>;
+      /** `states[0]` the sections before, `states[i + 1]` after stage i. */
+      states: Section<ItemModel, SectionModel>[][];
+      snapshot: ListSnapshot<ItemModel, SectionModel>;
+    }
+  | { type: "reset"; snapshot: ListSnapshot<ItemModel, SectionModel>; reason: ResetReason }
+  | { type: "deleted"; list: string };
+
+export interface FollowOptions<ItemModel = unknown, SectionModel = unknown> {
+  view?: ViewSpec | string;
+  /** Start from a snapshot held: all three, or none. */
+  since?: number;
+  epoch?: string;
+  sections?: Section<ItemModel, SectionModel>[];
+  transport?: "auto" | "events" | "poll";
+  /** Back-off bounds, ms. */
+  minDelay?: number;
+  maxDelay?: number;
+  maxChanges?: number;
+  /** Stops the follow when aborted. */
+  signal?: AbortSignal;
+  /** ms without a byte on the event stream before it is given up (default 45000). */
+  heartbeatTimeout?: number;
+  /** s the server may hold a long-poll (default 30); the client gives up 15 s later. */
+  pollTimeout?: number;
+  /** ms for a snapshot request (default 60000). */
+  requestTimeout?: number;
+  /** ms of long-polling after a non-stream answer before the stream is tried again (default 60000). */
+  streamRetryInterval?: number;
+  clock?: Clock;
+  onSnapshot?(snapshot: ListSnapshot<ItemModel, SectionModel>): void;
+  onChanges?(change: {
+    answer: ChangeAnswer<ItemModel, SectionModel>;
+    states: Section<ItemModel, SectionModel>[][];
+    snapshot: ListSnapshot<ItemModel, SectionModel>;
+  }): void;
+  onReset?(snapshot: ListSnapshot<ItemModel, SectionModel>, reason: ResetReason): void;
+  onDeleted?(list: string): void;
+  onState?(state: ConnectionState, detail?: { delay: number; error: ListdError }): void;
+  /** An error that ended the follow: 400, 401 (static token), 403, 404 (never existed). */
+  onError?(error: ListdError): void;
+  onFailover?(move: { list: string; from: string; to: string; error: ListdError }): void;
+  /** A callback or a subscriber threw (default: console.error). */
+  onListenerError?(error: unknown, name: string): void;
+}
+
+/** A live follow of one list or view. */
+export declare class Follower<ItemModel = unknown, SectionModel = unknown>
+  implements AsyncIterable<Update<ItemModel, SectionModel>>
+{
+  readonly list: string;
+  /** The data held now, or null before the first snapshot and after a deletion. */
+  readonly snapshot: ListSnapshot<ItemModel, SectionModel> | null;
+  readonly state: ConnectionState;
+  /** The error that ended the follow, if one did. */
+  readonly error: ListdError | undefined;
+  /** Settles when the follow has ended. */
+  readonly done: Promise<void>;
+  /** Stops following (bound: may be passed around alone). */
+  stop(): void;
+  /** Same object until the data changes (bound, for useSyncExternalStore). */
+  getSnapshot(): ListSnapshot<ItemModel, SectionModel> | null;
+  /** Called after every change of the data or the state; returns the unsubscribe (bound). */
+  subscribe(listener: () => void): () => void;
+  /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */
+  updates(): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
+  [Symbol.asyncIterator](): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
+}
+
+export interface ClientOptions {
+  baseURL?: string;
+  baseURLs?: string[];
+  token?: TokenSource;
+  fetch?: typeof fetch;
+  clock?: Clock;
+}
+
+export interface Signalled {
+  signal?: AbortSignal;
+}
+
+/** An operation of `PATCH /lists/{list}`. */
+export type Operation<ItemModel = unknown, SectionModel = unknown> =
+  | { op: "insertSection"; section: Partial<Section<ItemModel, SectionModel>> & { model?: SectionModel }; at?: number }
+  | { op: "updateSection"; id: string; model: SectionModel }
+  | { op: "moveSection"; id: string; to: number }
+  | { op: "deleteSection"; id: string }
+  | { op: "insertItem"; section: string; item: { id?: string; model: ItemModel }; at?: number }
+  | { op: "updateItem"; id: string; model: ItemModel }
+  | { op: "moveItem"; id: string; section?: string; to: number }
+  | { op: "deleteItem"; id: string };
+
+/** A listd server: REST calls and `follow`. */
+export declare class ListdClient {
+  constructor(options?: ClientOptions);
+  readonly baseURLs: string[];
+  readonly baseURL: string;
+  token: TokenSource | undefined;
+  listLists(options?: { limit?: number; after?: string } & Signalled): Promise<any>;
+  getList<ItemModel = unknown, SectionModel = unknown>(
+    list: string, options?: { view?: ViewSpec | string } & Signalled): Promise<ListSnapshot<ItemModel, SectionModel>>;
+  createList<ItemModel = unknown, SectionModel = unknown>(
+    list: { id?: string; name?: string; sections?: Partial<Section<ItemModel, SectionModel>>[] },
+    options?: Signalled): Promise<ListSnapshot<ItemModel, SectionModel>>;
+  replaceList<ItemModel = unknown, SectionModel = unknown>(
+    list: string, snapshot: { name?: string; sections: Section<ItemModel, SectionModel>[] },
+    options?: { ifMatch?: number } & Signalled): Promise<any>;
+  patchList<ItemModel = unknown, SectionModel = unknown>(
+    list: string, ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & Signalled): Promise<any>;
+  deleteList(list: string, options?: Signalled): Promise<any>;
+  createSection<ItemModel = unknown, SectionModel = unknown>(
+    list: string, section: Partial<Section<ItemModel, SectionModel>> & { at?: number }, options?: Signalled): Promise<any>;
+  deleteSection(list: string, section: string, options?: Signalled): Promise<any>;
+  createItem<ItemModel = unknown>(
+    list: string, section: string, item: { id?: string; model: ItemModel; at?: number }, options?: Signalled): Promise<any>;
+  getItem<ItemModel = unknown>(list: string, item: string, options?: Signalled): Promise<Item<ItemModel> & Record<string, unknown>>;
+  deleteItem(list: string, item: string, options?: Signalled): Promise<any>;
+  changes<ItemModel = unknown, SectionModel = unknown>(
+    list: string, since: number | "now",
+    options?: { epoch?: string; timeout?: number; maxChanges?: number; view?: ViewSpec | string } & Signalled,
+  ): Promise<ChangeAnswer<ItemModel, SectionModel>>;
+  follow<ItemModel = unknown, SectionModel = unknown>(
+    list: string, options?: FollowOptions<ItemModel, SectionModel>): Follower<ItemModel, SectionModel>;
+}
+
+/** An error from listd: the problem+json fields, or status 0 for a transport failure or a timeout. */
+export declare class ListdError extends Error {
+  constructor(status: number, problem?: { type?: string; title?: string; detail?: string } | null, retryAfter?: number);
+  readonly status: number;
+  readonly type: string | undefined;
+  readonly title: string | undefined;
+  readonly detail: string | undefined;
+  /** Seconds the server asked to wait (Retry-After). */
+  readonly retryAfter: number | undefined;
+}
+
+/** A stage that does not fit the state it was applied to. */
+export declare class StageError extends Error {
+  constructor(stage: number, operation: string, reason: string);
+  readonly stage: number;
+  readonly operation: string;
+  readonly reason: string;
+}
+
+/** One stage applied as UITableView.performBatchUpdates would; the input is not modified. */
+export declare function applyStage<ItemModel, SectionModel>(
+  sections: readonly Section<ItemModel, SectionModel>[], stage: Stage<ItemModel, SectionModel>, stageNumber?: number,
+): Section<ItemModel, SectionModel>[];
+
+/** What a stage does, by id: what to flash or slide after it, what fades out before it. */
+export interface StageMarks {
+  items: Record<string, "inserted" | "updated" | "moved">;
+  sections: Record<string, "inserted" | "updated" | "moved">;
+  deletedItems: string[];
+  deletedSections: string[];
+}
+
+/** What `stage` does, by id, given the states before and after it (for UIs that keep rows by id). */
+export declare function stageMarks<ItemModel, SectionModel>(
+  before: readonly Section<ItemModel, SectionModel>[], stage: Stage<ItemModel, SectionModel>,
+  after: readonly Section<ItemModel, SectionModel>[],
+): StageMarks;
+
+/** An answer's stages applied to a snapshot at `answer.from` of `answer.epoch`: every state, before first. */
+export declare function applyAnswer<ItemModel, SectionModel>(
+  snapshot: { epoch?: string; version: number; sections: Section<ItemModel, SectionModel>[] },
+  answer: ChangeAnswer<ItemModel, SectionModel>,
+): Section<ItemModel, SectionModel>[][];
+
+/** Reads a `text/event-stream` body. */
+export declare class EventStreamParser {
+  constructor(onEvent: (event: { event: string; data: string; id: string | undefined }) => void);
+  readonly retry: number | undefined;
+  push(text: string): void;
+}
+
+/** A view's query text, as the server's canonical query writes it; empty for none. */
+export declare function viewQuery(view?: ViewSpec | string | null): string;
+
+/** The system's timers. */
+export declare const systemClock: Clock;
