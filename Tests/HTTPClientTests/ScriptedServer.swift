@@ -24,7 +24,7 @@ final class ScriptedServer: Sendable {
         case answerPartlyThenClose(Int)
         /// Read one request, counting its body without keeping it, and answer 200 with the count.
         case countBody
-        /// Read nothing until ``openGate()`` (or 30 s), so the client's send finds the socket full.
+        /// Read nothing until ``openGate()`` (or ``stop()``, or 120 s), so the client's send finds the socket full.
         case waitForGate
     }
 
@@ -85,6 +85,7 @@ final class ScriptedServer: Sendable {
     /// Stops accepting (a blocked accept returns), waits for the accepting
     /// thread, then closes the listener.
     func stop() {
+        gate.signal()
         shutdown(listener, Int32(SHUT_RDWR))
         // A script still reading a connection sees its end, closes it, and moves on.
         state.withLock { for connection in $0.open { shutdown(connection, Int32(SHUT_RDWR)) } }
@@ -140,7 +141,7 @@ final class ScriptedServer: Sendable {
                 if case .answerAndClose = step { break }
                 continue
             case .waitForGate:
-                _ = gate.wait(timeout: .now() + 30)
+                _ = gate.wait(timeout: .now() + 120)
                 continue
             case .close:
                 break

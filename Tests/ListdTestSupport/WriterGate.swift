@@ -31,9 +31,9 @@ public final class WriterGate: Sendable {
     public func open() { release.signal() }
 }
 
-/// Waits (without a fixed sleep) until `condition` holds, failing after 10 s.
-public func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
+/// Waits (without a fixed sleep) until `condition` holds, failing after `limit` (10 s by default).
+public func waitUntil(_ what: String, within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
     while !condition() {
         guard ContinuousClock.now < deadline else {
             throw WaitTimeout(what: what)
