@@ -70,7 +70,7 @@ public final class ClaimApplied: Sendable {
 /// renders and stores it inside the write's transaction, and says whether
 /// it did.
 public final class ClaimAnswer: Sendable {
-    private let renderer = Mutex<(@Sendable (any Sendable) -> StoredAnswer?)?>(nil)
+    private let renderer = Mutex<(@Sendable (any Sendable, WrittenRows) -> StoredAnswer?)?>(nil)
     private let kept = Mutex<StoredAnswer?>(nil)
 
     init() {}
@@ -82,14 +82,28 @@ public final class ClaimAnswer: Sendable {
     /// attached after the commit.
     public func render<Result: Sendable>(_ body: @escaping @Sendable (Result) -> StoredAnswer?) {
         renderer.withLock { renderer in
-            renderer = { value in (value as? Result).flatMap(body) }
+            renderer = { value, _ in (value as? Result).flatMap(body) }
+        }
+    }
+
+    /// ``render(_:)`` for an answer that shows rows the write left (a
+    /// section, an item), read in the write's transaction through `rows`.
+    /// A read that fails leaves the answer to be attached after the commit.
+    package func render<Result: Sendable>(
+        reading body: @escaping @Sendable (Result, WrittenRows) throws(StoreError) -> StoredAnswer?
+    ) {
+        renderer.withLock { renderer in
+            renderer = { value, rows in
+                guard let result = value as? Result else { return nil }
+                return try? body(result, rows)
+            }
         }
     }
 
     /// The answer for a write's result, when a renderer was given and it renders one.
-    package func rendered(for value: some Sendable) -> StoredAnswer? {
+    package func rendered(for value: some Sendable, by writer: ListWriter) -> StoredAnswer? {
         guard let renderer = renderer.withLock({ $0 }) else { return nil }
-        return renderer(value)
+        return renderer(value, WrittenRows(writer: writer))
     }
 
     /// The answer kept with the committed write, if one was.
@@ -243,7 +257,7 @@ extension ListWriter {
             return (value, commits, {})
         }
         let (value, commits) = try body(self, now)
-        let answer = claim.answer.rendered(for: value)
+        let answer = claim.answer.rendered(for: value, by: self)
         try db.claimIdempotencyKey(claim, answer: answer, now: now)
         return (
             value, commits,

@@ -17,6 +17,9 @@ public struct WriteResult: Sendable, Hashable {
     /// it; `nil` when the write changed nothing (and so made no version).
     public let commit: Commit?
 
+    /// The list's id, epoch and version after the write.
+    public var head: ListHead { ListHead(id: list, epoch: epoch, version: version) }
+
     /// A write that changed nothing: the list stays at `version`.
     public init(unchanged list: Identifier, epoch: String, version: Int64) {
         self.list = list

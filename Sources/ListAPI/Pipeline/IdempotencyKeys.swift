@@ -18,10 +18,11 @@ import Synchronization
 /// instance is waited for by the store (the claim's unique key), then by
 /// polling for its answer.
 ///
-/// Where the answer is a function of the store call's result alone (list
-/// writes and deletes: ``keepingAnswer(_:_:)``), the store renders it and
-/// keeps it in the write's own transaction; other routes' answers are
-/// attached right after the commit.
+/// Where the route can render its answer from the store call's result and
+/// the rows the write left (every content write: ``keepingAnswer(_:_:)``),
+/// the store renders it and keeps it in the write's own transaction; other
+/// answers (the index routes, a problem met after the commit, a no-op that
+/// wrote nothing) are attached right after.
 ///
 /// Answers kept: every answer of a request whose write committed (a 2xx, or
 /// a problem the route met after the commit), and every 2xx of a request that
@@ -223,6 +224,20 @@ func keepingAnswer<Result: Sendable>(
 ) async throws(Problem) -> (result: Result, kept: Response?) {
     guard let claim = IdempotencyClaim.current else { return (try await write(), nil) }
     claim.answer.render { (result: Result) in render(result).map(StoredAnswer.init) }
+    let result = try await write()
+    return (result, claim.answer.keptAnswer.map(Response.init))
+}
+
+/// ``keepingAnswer(_:_:)`` for an answer showing rows the write left (a
+/// section or an item), which `render` reads inside the write's transaction.
+func keepingAnswer<Result: Sendable>(
+    reading render: @escaping @Sendable (Result, WrittenRows) throws(StoreError) -> Response?,
+    _ write: () async throws(Problem) -> Result
+) async throws(Problem) -> (result: Result, kept: Response?) {
+    guard let claim = IdempotencyClaim.current else { return (try await write(), nil) }
+    claim.answer.render(reading: { (result: Result, rows: WrittenRows) throws(StoreError) in
+        try render(result, rows).map(StoredAnswer.init)
+    })
     let result = try await write()
     return (result, claim.answer.keptAnswer.map(Response.init))
 }

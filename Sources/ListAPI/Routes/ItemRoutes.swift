@@ -52,10 +52,9 @@ struct ItemRoutes: RouteGroup {
         let id = item.id ?? Identifier.generate()
         item.id = id
         let expected = try await lists.expectedVersion(context, list: list)
-        let (_, after) = try await lists.write(
-            [.insertItem(section: section, item: item, at: at)], to: list, expected: expected)
-        return try itemAnswer(
-            context, after, id, in: list, status: .created, location: ResourcePath.of(list, item: id))
+        return try await write(
+            context, [.insertItem(section: section, item: item, at: at)], to: list, expected: expected,
+            answering: id, status: .created, location: ResourcePath.of(list, item: id))
     }
 
     /// `GET /lists/{list}/items/{item}`: the item, its section and its position.
@@ -97,11 +96,13 @@ struct ItemRoutes: RouteGroup {
                 created = true
                 operations.append(.insertItem(section: section, item: NewItem(id: id, model: model), at: nil))
             }
-            let after =
-                operations.isEmpty ? snapshot : try await lists.write(operations, to: list, expected: version).after
-            return try itemAnswer(
-                context, after, id, in: list, status: created ? .created : .ok,
-                location: created ? ResourcePath.of(list, item: id) : nil)
+            let status: HTTPStatus = created ? .created : .ok
+            let location = created ? ResourcePath.of(list, item: id) : nil
+            if operations.isEmpty {
+                return try itemAnswer(context, snapshot, id, in: list, status: status, location: location)
+            }
+            return try await write(
+                context, operations, to: list, expected: version, answering: id, status: status, location: location)
         }
     }
 
@@ -130,8 +131,7 @@ struct ItemRoutes: RouteGroup {
                 operations.append(.moveItem(id: id, section: section, to: to ?? end))
             }
             if let model { operations.append(.updateItem(id: id, model: model)) }
-            let after = try await lists.write(operations, to: list, expected: version).after
-            return try itemAnswer(context, after, id, in: list)
+            return try await write(context, operations, to: list, expected: version, answering: id)
         }
     }
 
@@ -273,13 +273,48 @@ struct ItemRoutes: RouteGroup {
         status: HTTPStatus = .ok, location: String? = nil
     ) throws(Problem) -> Response {
         guard let found = snapshot.item(id) else { throw .unknownItem(id, in: list) }
-        return context.listAnswer(snapshot.head, status: status, location: location) { writer in
+        return itemAnswer(
+            context, snapshot.head, section: found.section.id,
+            at: ElementPath(element: found.path.1, section: found.path.0), found.item, status: status,
+            location: location)
+    }
+
+    /// `{"list","epoch","version","section","at","item"}`: an item and where it is.
+    func itemAnswer(
+        _ context: Context, _ head: ListHead, section: Identifier, at path: ElementPath, _ item: ItemSnapshot,
+        status: HTTPStatus, location: String?
+    ) -> Response {
+        context.listAnswer(head, status: status, location: location) { writer in
             writer.key("section")
-            writer.string(found.section.id.rawValue)
+            writer.string(section.rawValue)
             writer.key("at")
-            writer.path(ElementPath(element: found.path.1, section: found.path.0))
+            writer.path(path)
             writer.key("item")
-            writer.item(found.item)
+            writer.item(item)
         }
+    }
+
+    /// Applies `operations` and answers with item `id` as they left it: with
+    /// an `Idempotency-Key`, rendered inside the write from the rows it left
+    /// and kept with its commit (``keepingAnswer(reading:_:)``); otherwise
+    /// from the list's snapshot at the new version.
+    func write(
+        _ context: Context, _ operations: [ListOperation], to list: Identifier, expected: Int64?,
+        answering id: Identifier, status: HTTPStatus = .ok, location: String? = nil
+    ) async throws(Problem) -> Response {
+        let (result, kept) = try await keepingAnswer(reading: {
+            (result: WriteResult, rows: WrittenRows) throws(StoreError) -> Response? in
+            guard let found = try rows.item(id, in: list) else { return nil }
+            return itemAnswer(
+                context, result.head, section: found.section,
+                at: ElementPath(element: found.index, section: found.sectionIndex), found.item, status: status,
+                location: location)
+        }) { () throws(Problem) in
+            try await lists.apply(operations, to: list, expected: expected)
+        }
+        if let kept { return kept }
+        return try itemAnswer(
+            context, try await lists.snapshot(list, at: result.version), id, in: list, status: status,
+            location: location)
     }
 }

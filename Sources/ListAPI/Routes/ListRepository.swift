@@ -139,14 +139,21 @@ struct ListRepository: Sendable {
     func write(
         _ operations: [ListOperation], to list: Identifier, expected: Int64?
     ) async throws(Problem) -> (result: WriteResult, after: ListSnapshot) {
-        let result = try await storeCall { () throws(StoreError) in
+        let result = try await apply(operations, to: list, expected: expected)
+        return (result, try await snapshot(list, at: result.version))
+    }
+
+    /// Applies `operations` for a section or item route (errors without the op prefix).
+    func apply(_ operations: [ListOperation], to list: Identifier, expected: Int64?) async throws(Problem)
+        -> WriteResult
+    {
+        try await storeCall { () throws(StoreError) in
             do throws(StoreError) {
                 return try await store.apply(operations, to: list, expectedVersion: expected)
             } catch {
                 throw Self.withoutOperationPrefix(error, operations)
             }
         }
-        return (result, try await snapshot(list, at: result.version))
     }
 
     /// The error without the store's `op N (name): ` prefix: the section and

@@ -51,9 +51,9 @@ struct SectionRoutes: RouteGroup {
         let id = section.id ?? Identifier.generate()
         section.id = id
         let expected = try await lists.expectedVersion(context, list: list)
-        let (_, after) = try await lists.write([.insertSection(section, at: at)], to: list, expected: expected)
-        guard let found = after.section(id) else { throw .unknownSection(id, in: list) }
-        return sectionAnswer(context, after, found, status: .created, location: ResourcePath.of(list, section: id))
+        return try await write(
+            context, [.insertSection(section, at: at)], to: list, expected: expected, answering: id,
+            status: .created, location: ResourcePath.of(list, section: id))
     }
 
     /// `PUT /lists/{list}/sections/{section}`: `{"model"?, "items"?}` replaces
@@ -89,16 +89,14 @@ struct SectionRoutes: RouteGroup {
                 operations.append(.insertSection(section, at: nil))
                 operations += Self.itemOperations(placing: wanted.items, in: id, snapshot: snapshot)
             }
-            let after: ListSnapshot
+            let status: HTTPStatus = created ? .created : .ok
+            let location = created ? ResourcePath.of(list, section: id) : nil
             if operations.isEmpty {
-                after = snapshot
-            } else {
-                after = try await lists.write(operations, to: list, expected: version).after
+                guard let found = snapshot.section(id) else { throw .unknownSection(id, in: list) }
+                return sectionAnswer(context, snapshot, found, status: status, location: location)
             }
-            guard let found = after.section(id) else { throw .unknownSection(id, in: list) }
-            return sectionAnswer(
-                context, after, found, status: created ? .created : .ok,
-                location: created ? ResourcePath.of(list, section: id) : nil)
+            return try await write(
+                context, operations, to: list, expected: version, answering: id, status: status, location: location)
         }
     }
 
@@ -135,9 +133,7 @@ struct SectionRoutes: RouteGroup {
             throw .invalidRequest("the body changes nothing: give \"model\", \"to\" or both")
         }
         let expected = try await lists.expectedVersion(context, list: list)
-        let (_, after) = try await lists.write(operations, to: list, expected: expected)
-        guard let found = after.section(id) else { throw .unknownSection(id, in: list) }
-        return sectionAnswer(context, after, found)
+        return try await write(context, operations, to: list, expected: expected, answering: id)
     }
 
     /// `DELETE /lists/{list}/sections/{section}`: the section and its items.
@@ -157,7 +153,36 @@ struct SectionRoutes: RouteGroup {
         _ context: Context, _ snapshot: ListSnapshot, _ found: (index: Int, section: SectionSnapshot),
         status: HTTPStatus = .ok, location: String? = nil
     ) -> Response {
-        context.listAnswer(snapshot.head, status: status, location: location) { writer in
+        sectionAnswer(context, snapshot.head, found, status: status, location: location)
+    }
+
+    /// Applies `operations` and answers with section `id` as they left it:
+    /// with an `Idempotency-Key`, rendered inside the write from the rows it
+    /// left and kept with its commit (``keepingAnswer(reading:_:)``);
+    /// otherwise from the list's snapshot at the new version.
+    func write(
+        _ context: Context, _ operations: [ListOperation], to list: Identifier, expected: Int64?,
+        answering id: Identifier, status: HTTPStatus = .ok, location: String? = nil
+    ) async throws(Problem) -> Response {
+        let (result, kept) = try await keepingAnswer(reading: {
+            (result: WriteResult, rows: WrittenRows) throws(StoreError) -> Response? in
+            guard let found = try rows.section(id, in: list) else { return nil }
+            return sectionAnswer(context, result.head, found, status: status, location: location)
+        }) { () throws(Problem) in
+            try await lists.apply(operations, to: list, expected: expected)
+        }
+        if let kept { return kept }
+        let after = try await lists.snapshot(list, at: result.version)
+        guard let found = after.section(id) else { throw .unknownSection(id, in: list) }
+        return sectionAnswer(context, after, found, status: status, location: location)
+    }
+
+    /// `{"list","epoch","version","index","section"}`: a section with its items and where it is.
+    func sectionAnswer(
+        _ context: Context, _ head: ListHead, _ found: (index: Int, section: SectionSnapshot),
+        status: HTTPStatus, location: String?
+    ) -> Response {
+        context.listAnswer(head, status: status, location: location) { writer in
             writer.key("index")
             writer.int(found.index)
             writer.key("section")
