@@ -62,7 +62,8 @@ import Testing
                 Self.request(server, .get, "/lists/t/changes?since=1&timeout=30", timeout: .milliseconds(300)))
         }
         #expect(error?.errno == ETIMEDOUT)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Well short of the server's 30 s answer, with room for a loaded machine.
+        #expect(ContinuousClock.now - started < .seconds(20))
     }
 
     @Test func cancellingAParkedLongPollReleasesTheServersWaiter() async throws {

@@ -102,7 +102,8 @@ import Testing
         poll.cancel()
         let error = await #expect(throws: SystemError.self) { try await poll.value }
         #expect(error?.errno == ECANCELED)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Well short of the poll's 120 s; the margin is for busy suites holding the cooperative threads.
+        #expect(ContinuousClock.now - started < .seconds(60))
         #expect(await eventually(10) { (try? await Self.gauge("listd_parked_waiters", server)) == 0 })
         #expect(client.idleConnections == 0)
         // The connection still works for nobody: the next request opens a new one.
