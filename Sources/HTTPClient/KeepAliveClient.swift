@@ -16,6 +16,9 @@ import Synchronization
 /// it. When a reused connection turns out closed before any byte of the answer
 /// arrived, an idempotent request goes once more on a new connection; a POST
 /// or PATCH does not, since the server may have acted on it (as ``HTTPClientCall``).
+/// A new connection the server closes before the request went out whole (its
+/// idle timeout ran while the task waited for a thread) is replaced whatever
+/// the method: the server cannot have acted on a request it never had.
 ///
 /// Cancelling the calling task ends the exchange at once: the connection is
 /// shut down (so the server releases a parked long-poll) and the call throws
@@ -27,12 +30,19 @@ public final class KeepAliveClient: Sendable {
     public let idleTimeout: Duration
     private let idle = Mutex<[String: [LoopConnection]]>([:])
     private let opened = Atomic<Int>(0)
+    /// Tests: runs between a new connection's connect and its request.
+    let afterConnect: (@Sendable () async -> Void)?
 
     /// Creates a client with no connections.
-    public init(maxIdlePerEndpoint: Int = 4, idleTimeout: Duration = .seconds(30)) {
+    public convenience init(maxIdlePerEndpoint: Int = 4, idleTimeout: Duration = .seconds(30)) {
+        self.init(maxIdlePerEndpoint: maxIdlePerEndpoint, idleTimeout: idleTimeout, afterConnect: nil)
+    }
+
+    init(maxIdlePerEndpoint: Int, idleTimeout: Duration, afterConnect: (@Sendable () async -> Void)?) {
         precondition(maxIdlePerEndpoint >= 1, "a client keeps at least one connection")
         self.maxIdlePerEndpoint = maxIdlePerEndpoint
         self.idleTimeout = idleTimeout
+        self.afterConnect = afterConnect
     }
 
     deinit {
@@ -57,6 +67,9 @@ public final class KeepAliveClient: Sendable {
         for connection in all { _ = connection.close() }
     }
 
+    /// How many new connections one request may try when each is closed before the request went out.
+    static let unsentAttempts = 3
+
     /// Sends `request` and returns the whole response, whatever its status.
     ///
     /// Throws a `SystemError` naming the step that failed (resolve, connect, send,
@@ -80,6 +93,9 @@ public final class KeepAliveClient: Sendable {
                     return .success(response)
                 case .failed(let error):
                     return .failure(error)
+                case .unsent:
+                    // The request never went out whole: the server cannot have acted on it.
+                    break
                 case .stale(let error):
                     // Only a request that may be repeated goes out again: the server
                     // may have acted on a POST before the connection failed.
@@ -91,17 +107,29 @@ public final class KeepAliveClient: Sendable {
                     }
                 }
             }
-            let connection: LoopConnection
-            switch await connect(request.host, request.port, endpoint, deadline, loop, call) {
-            case .success(let connected): connection = connected
-            case .failure(let error): return .failure(error)
-            }
-            switch await exchange(bytes, request.method, on: connection, deadline, loop, call) {
-            case .answered(let response):
-                if call.detach() { keep(connection) }
-                return .success(response)
-            case .failed(let error), .stale(let error):
-                return .failure(error)
+            // A new connection the server closed before the request went out whole
+            // (its idle or head timeout ran while this task waited for a thread) is
+            // replaced, twice at most, within the deadline: nothing was acted on.
+            var unsent = 0
+            while true {
+                let connection: LoopConnection
+                switch await connect(request.host, request.port, endpoint, deadline, loop, call) {
+                case .success(let connected): connection = connected
+                case .failure(let error): return .failure(error)
+                }
+                await afterConnect?()
+                switch await exchange(bytes, request.method, on: connection, deadline, loop, call) {
+                case .answered(let response):
+                    if call.detach() { keep(connection) }
+                    return .success(response)
+                case .failed(let error), .stale(let error):
+                    return .failure(error)
+                case .unsent(let error):
+                    unsent += 1
+                    guard unsent < Self.unsentAttempts, System.monotonicNanoseconds() < deadline else {
+                        return .failure(error)
+                    }
+                }
             }
         } onCancel: {
             call.cancel()

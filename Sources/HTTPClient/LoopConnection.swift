@@ -11,6 +11,11 @@ enum ExchangeOutcome: Sendable {
     /// The connection failed before any byte of a response arrived: a reused
     /// connection the server closed while it sat idle, so an idempotent request may go again.
     case stale(SystemError)
+    /// The connection ended before the request was wholly sent (the server
+    /// closed it while it waited for the request: an idle or head timeout
+    /// while this task waited for a thread). The server cannot have acted
+    /// on an incomplete request, so any request may go again on a new connection.
+    case unsent(SystemError)
     /// The exchange failed (reset mid-answer, a malformed answer, timed out, cancelled).
     case failed(SystemError)
 }
@@ -116,7 +121,7 @@ final class LoopConnection: Sendable {
                 break
             case .lost(let error):
                 phase = .closed
-                return .stale(error)
+                return .unsent(error)
             case .idle, .busy, .closed:
                 return .failed(SystemError(call: "send (cancelled)", errno: ECANCELED))
             }
@@ -133,7 +138,8 @@ final class LoopConnection: Sendable {
             } catch {
                 phase = .closed
                 try? System.shutdown(fd, how: Int32(SHUT_RDWR))
-                return error.errno == EPIPE || error.errno == ECONNRESET ? .stale(error) : .failed(error)
+                // A send that failed left the request incomplete: nothing the server could act on.
+                return error.errno == EPIPE || error.errno == ECONNRESET ? .unsent(error) : .failed(error)
             }
             phase = .busy(exchange)
             return nil

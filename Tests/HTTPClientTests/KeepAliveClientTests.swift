@@ -248,6 +248,30 @@ import Testing
         #expect(client.connectionsOpened == 1)
     }
 
+    /// A new connection the server closes before the request is sent (its idle
+    /// timeout ran while the task waited for a thread) is replaced, even for a
+    /// POST: the server never had the request. Found in a CI run where busy
+    /// suites held the task past listd's 10 s head timeout.
+    @Test func aNewConnectionClosedBeforeTheRequestIsReplaced() async throws {
+        let server = try ScriptedServer([[.close], [.answer]])
+        defer { server.stop() }
+        let loop = try HTTPClientLoop.shared()
+        let lostBefore = loop.lostBeforeUse
+        let waiting = Atomic<Bool>(true)
+        let client = KeepAliveClient(
+            maxIdlePerEndpoint: 4, idleTimeout: .seconds(30),
+            afterConnect: {
+                // The first connection only: wait until the server closed it and the loop let it go.
+                guard waiting.exchange(false, ordering: .acquiringAndReleasing) else { return }
+                _ = server.waitForClosedConnections(1)
+                try? await waitUntil("the loop dropped the closed connection") { loop.lostBeforeUse > lostBefore }
+            })
+        let answer = try await client.perform(server.request(.post, body: "{}"))
+        #expect(answer.status == .ok)
+        #expect(client.connectionsOpened == 2)
+        #expect(server.requests == ["POST"])
+    }
+
     @Test func refusedAndUnresolvableEndpoints() async throws {
         let client = KeepAliveClient()
         // Port 1 on loopback: nobody listens.
