@@ -50,3 +50,41 @@ test("live: a list that never existed ends the follow with the server's 404", { 
   assert.match(follower.error.type, /unknown-list$/);
   assert.equal(follower.state, "closed");
 });
+
+test("live: a write whose first answer was lost is retried with its key: applied once, the retry's answer replayed", { skip }, async () => {
+  const writes = [];
+  let lose = true;
+  // The real fetch, except that the first item write's answer is thrown away after the server sent it.
+  const losing = async (url, init) => {
+    const response = await fetch(url, init);
+    if (init.method === "GET") return response;
+    const text = await response.text();
+    writes.push({ path: new URL(url).pathname, key: init.headers["Idempotency-Key"], body: init.body,
+      status: response.status, replayed: response.headers.get("Idempotent-Replayed"), text });
+    if (lose && url.endsWith("/items")) {
+      lose = false;
+      throw new TypeError("fetch failed: the connection dropped before the answer");
+    }
+    return new Response(text, { status: response.status, headers: response.headers });
+  };
+  const retries = [];
+  const client = new ListdClient({ baseURL, token: writeToken, fetch: losing,
+    retry: { minDelay: 1, maxDelay: 1, onRetry: (retry) => retries.push(retry) } });
+  const id = `js-retry-${process.pid}`;
+  await client.createList({ id, sections: [{ id: "s", model: {}, items: [{ id: "a", model: { n: 1 } }] }] });
+  // No id: the server names the item, so a second application would be a second item.
+  const created = await client.createItem(id, "s", { model: { n: 2 } });
+  assert.equal(retries.length, 1, "retried once");
+  const items = writes.filter((write) => write.path.endsWith("/items"));
+  assert.equal(items.length, 2);
+  assert.equal(items[1].key, items[0].key, "the same key");
+  assert.equal(items[1].body, items[0].body, "the same bytes");
+  assert.equal(items[0].replayed, null, "the first answer is the write's own");
+  assert.equal(items[1].replayed, "true", "the retry's answer is the stored one");
+  assert.equal(items[1].status, items[0].status);
+  assert.equal(items[1].text, items[0].text, "the same answer");
+  const snapshot = await client.getList(id);
+  assert.deepEqual(snapshot.sections[0].items.map((item) => item.model.n), [1, 2], "applied once");
+  assert.equal(snapshot.sections[0].items[1].id, created.id ?? created.item?.id ?? snapshot.sections[0].items[1].id);
+  assert.equal(snapshot.version, 2);
+});
