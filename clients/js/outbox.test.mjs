@@ -166,9 +166,11 @@ test("aborting a queued write removes it before it is sent; the others go on in 
   const three = write(client, 3);
   await until(() => client.pendingWrites.count === 3 && client.pendingWrites.state === "waiting", "queued");
   controller.abort();
+  await assert.rejects(two, (error) => error.name === "AbortError");
+  assert.equal(client.pendingWrites.count, 2, "gone from pendingWrites at once");
+  assert.equal(storage.records.size, 2, "and from the storage");
   online = true;
   client.outbox.flush();
-  await assert.rejects(two, (error) => error.name === "AbortError");
   await Promise.all([one, three]);
   assert.deepEqual(values(server), [1, 3]);
   assert.equal(storage.records.size, 0);

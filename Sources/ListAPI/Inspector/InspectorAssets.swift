@@ -1547,8 +1547,13 @@ class Outbox {
   /** Drops `entry` (its signal aborted): at once if waiting, by aborting its attempt if being sent. */
   cancel(entry, reason) {
     entry.cancelled = reason;
-    if (this.sending === entry) this.attempt?.abort(reason);
-    else this.wake?.();
+    if (this.sending === entry) {
+      this.attempt?.abort(reason);
+      return;
+    }
+    const head = this.entries[0] === entry;
+    void this.finish(entry, false, reason);
+    if (head) this.wake?.(); // the drain waits for it: go on with the next
   }
 
   /** Sends now what waits for a back-off (the network is back, says the app or the browser). */
