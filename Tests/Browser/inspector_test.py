@@ -221,6 +221,16 @@ def main():
                 time.sleep(0.02)
         else:
             raise Failure("listd did not start")
+        # It listens before its store is open, answering 503 until then.
+        for _ in range(500):
+            probe = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                                    "-H", f"Authorization: Bearer {WRITE_TOKEN}", f"{base}/lists"],
+                                   capture_output=True, text=True)
+            if probe.stdout.startswith("2"):
+                break
+            time.sleep(0.02)
+        else:
+            raise Failure("listd did not become ready")
 
         curl("POST", f"{base}/lists", {
             "id": "groceries", "name": "Groceries", "sections": [
