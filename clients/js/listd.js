@@ -618,7 +618,11 @@ export class ListdClient {
       } catch (error) {
         if (signal?.aborted || !isRetryable(error) || attempt >= attempts) throw error;
         const delay = this.retryDelay(attempt, error);
-        this.retry.onRetry?.({ id: entry.id, method: entry.method, path: entry.path, attempt, delay, error });
+        try {
+          this.retry.onRetry?.({ id: entry.id, method: entry.method, path: entry.path, attempt, delay, error });
+        } catch (thrown) {
+          console.error("listd: onRetry threw", thrown); // the app's: the write goes on
+        }
         await sleep(delay, signal, this.clock);
         if (signal?.aborted) throw abortReason(signal);
       }
@@ -1160,7 +1164,11 @@ class Outbox {
         this.error = failure;
         const delay = this.client.retryDelay(this.failures, failure);
         const { id, method, path } = entry.record;
-        try { this.client.retry.onRetry?.({ id, method, path, attempt: this.failures, delay, error: failure }); } catch { /* the app's */ }
+        try {
+          this.client.retry.onRetry?.({ id, method, path, attempt: this.failures, delay, error: failure });
+        } catch (thrown) {
+          console.error("listd: onRetry threw", thrown); // the app's: the write goes on
+        }
         this.setState(failure.status === 401 ? "needs-auth" : "waiting");
         this.publish();
         await this.pause(delay);
