@@ -182,3 +182,48 @@ test("the default storage: memory in node; IndexedDBOutboxStorage needs an Index
   client.close();
   assert.throws(() => new IndexedDBOutboxStorage(), TypeError);
 });
+
+test("a retry answered 409 idempotency-answer-missing (applied, answer not kept) is done: the outbox resolves it with null and goes on", async () => {
+  const clock = fakeClock();
+  const server = fakeListd();
+  const seen = new Map();
+  server.network = (request) => { const times = (seen.get(request.key) ?? 0) + 1; seen.set(request.key, times); return times === 1 && request.body.includes('"n":1') ? "lose" : "up"; };
+  const inner = server.fetch;
+  let retried = false;
+  const fetch = async (url, init) => {
+    if (seen.get(init.headers["Idempotency-Key"]) === 1 && init.body.includes('"n":1')) {
+      retried = true;
+      server.requests.push({ key: init.headers["Idempotency-Key"] });
+      return json(409, { type: "https://listd.dev/problems/idempotency-answer-missing", title: "answer missing" });
+    }
+    return inner(url, init);
+  };
+  const client = new ListdClient({ baseURL: "http://x", fetch, clock, retry: fast, outbox: { storage: new MemoryOutboxStorage() } });
+  const one = write(client, 1);
+  const two = write(client, 2);
+  await until(() => client.pendingWrites.state === "waiting", "the lost answer's back-off");
+  clock.advance(10);
+  assert.equal(await one, null);
+  assert.deepEqual(await two, { applied: 2 });
+  assert.ok(retried);
+  assert.deepEqual(values(server), [1, 2]);
+});
+
+test("a 401 keeps the outbox waiting (needs-auth) with its writes; a token that works sends them", async () => {
+  const clock = fakeClock();
+  const server = fakeListd();
+  const inner = server.fetch;
+  const fetch = (url, init) => (init.headers.Authorization === "Bearer good"
+    ? inner(url, init) : json(401, { title: "Authentication required" }));
+  const rejected = [];
+  const client = new ListdClient({ baseURL: "http://x", fetch, clock, token: "expired", retry: fast,
+    outbox: { storage: new MemoryOutboxStorage(), onWriteRejected: (error) => rejected.push(error) } });
+  const writes = [1, 2].map((n) => write(client, n));
+  await until(() => client.pendingWrites.state === "needs-auth", "needs-auth");
+  assert.equal(client.pendingWrites.count, 2);
+  client.token = "good";
+  client.outbox.flush();
+  await Promise.all(writes);
+  assert.deepEqual(values(server), [1, 2]);
+  assert.deepEqual(rejected, []);
+});
