@@ -26,6 +26,8 @@ export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
   epoch: string;
   version: number;
   sections: Section<ItemModel, SectionModel>[];
+  /** In what a follow shows: the ids of items whose optimistic writes (`Follower.patch`) are not yet confirmed. */
+  pending?: string[];
 }
 
 /** `[section, item]`. */
@@ -54,6 +56,8 @@ export interface ChangeAnswer<ItemModel = unknown, SectionModel = unknown> {
   reset?: boolean;
   snapshot?: ListSnapshot<ItemModel, SectionModel>;
   deleted?: boolean;
+  /** Delivered by a follow for a local write (`Follower.patch`) before the server answered it. */
+  optimistic?: boolean;
 }
 
 /** A view of a list: which items, in what order, grouped by what, cut to what window. */
@@ -85,7 +89,7 @@ export type TokenSource = string | ((context: { refresh: boolean }) => string | 
 export type ConnectionState = "connecting" | "live" | "polling" | "reconnecting" | "needs-auth" | "closed";
 
 /** Why the data was replaced. */
-export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | (string & {});
+export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | "rebase" | (string & {});
 
 /** What a follow delivers, in order (`for await`, `updates()`). */
 export type Update<ItemModel = unknown, SectionModel = unknown> =
@@ -156,6 +160,12 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   getSnapshot(): ListSnapshot<ItemModel, SectionModel> | null;
   /** Called after every change of the data or the state; returns the unsubscribe (bound). */
   subscribe(listener: () => void): () => void;
+  /**
+   * An optimistic PATCH of item operations (`insertItem` with an id, `updateItem`, `moveItem`,
+   * `deleteItem`): shown at once (`getSnapshot().pending`), confirmed without a visible change,
+   * rolled back in one update if refused. Settles as `client.patchList`.
+   */
+  patch(ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */
   updates(): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
   [Symbol.asyncIterator](): AsyncIterableIterator<Update<ItemModel, SectionModel>>;

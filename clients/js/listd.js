@@ -1209,6 +1209,70 @@ function closedError() {
   return new ListdError(0, { title: "closed", detail: "the client was closed; the write stays in the outbox for the next client over its storage" });
 }
 
+/** The operations `Follower.patch` shows before the server answers. */
+const optimisticOps = new Set(["insertItem", "updateItem", "moveItem", "deleteItem"]);
+
+/** Whether two JSON values are equal (object keys in any order). */
+function sameJSON(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === b.length && a.every((value, index) => sameJSON(value, b[index]));
+  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+  const other = Object.keys(b).filter((key) => b[key] !== undefined);
+  return keys.length === other.length && keys.every((key) => sameJSON(a[key], b[key]));
+}
+
+function findItem(sections, id) {
+  for (let section = 0; section < sections.length; section++) {
+    const index = sections[section].items.findIndex((item) => item.id === id);
+    if (index >= 0) return [section, index];
+  }
+  return null;
+}
+
+/**
+ * Item operations replayed over `sections` as the server applies them, one
+ * stage each with the stage that undoes it. An operation that does not
+ * apply (its item is there already, or gone) is left out: it is the
+ * server's to accept or refuse, and replaying an applied write changes nothing.
+ */
+function replayOps(sections, ops) {
+  const steps = [];
+  for (const op of ops) {
+    const at = op.op === "insertItem" ? null : findItem(sections, op.id);
+    let step = null;
+    if (op.op === "insertItem") {
+      const section = sections.findIndex((candidate) => candidate.id === op.section);
+      const count = section >= 0 ? sections[section].items.length : -1;
+      const index = op.at ?? count;
+      if (section >= 0 && !findItem(sections, op.item.id) && index >= 0 && index <= count) {
+        const item = { id: op.item.id, model: op.item.model ?? {} };
+        step = { stage: { itemInserted: [{ at: [section, index], item }] }, inverse: { itemDeleted: [[section, index]] } };
+      }
+    } else if (at && op.op === "updateItem") {
+      const old = sections[at[0]].items[at[1]];
+      if (!sameJSON(old.model, op.model)) {
+        step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
+      }
+    } else if (at && op.op === "deleteItem") {
+      const old = sections[at[0]].items[at[1]];
+      step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
+    } else if (at && op.op === "moveItem") {
+      const section = op.section === undefined ? at[0] : sections.findIndex((candidate) => candidate.id === op.section);
+      const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
+      if (section >= 0 && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
+        const to = [section, op.to];
+        step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+      }
+    }
+    if (!step) continue;
+    sections = applyStage(sections, step.stage);
+    steps.push(step);
+  }
+  return { sections, steps };
+}
+
 /** Slack on a long-poll's deadline beyond the wait the client asked for: one heartbeat's interval. */
 const pollGrace = 15000;
 
@@ -1253,6 +1317,12 @@ export class Follower {
     this.deletedReported = false;
     this.listeners = new Set();
     this.iterators = new Set();
+    /** Optimistic writes (`patch`) not yet confirmed, oldest first: `{id, ops, version}`. */
+    this.pending = [];
+    /** What shows while writes are pending: the confirmed snapshot with them replayed over it. */
+    this.shown = undefined;
+    /** The stages that undo `shown` back to the confirmed snapshot, last first. */
+    this.undo = [];
     /** The view's query text, empty for the whole list. */
     this.view = viewQuery(options.view);
     if (options.since !== undefined) {
@@ -1298,7 +1368,85 @@ export class Follower {
    * object until the data changes, as `useSyncExternalStore` requires.
    */
   getSnapshot() {
-    return this.snapshot;
+    return this.shown ?? this.snapshot;
+  }
+
+  /**
+   * An optimistic write: `ops` (item operations: `insertItem` with an item
+   * id, `updateItem`, `moveItem`, `deleteItem`) show at once in
+   * `getSnapshot()`, as one "changes" update with `answer.optimistic`, the
+   * snapshot's `pending` naming the items of writes not yet confirmed; then
+   * they are sent with `client.patchList` (retried, or queued in the
+   * outbox). The server's change that carries them shows nothing new; a
+   * rejection takes them back in one "changes" update; a change of someone
+   * else's while they are pending shows as one update (undo, the server's
+   * stages, redo). Resolves or rejects as `patchList` does.
+   * @param {object[]} ops
+   * @param {{ifMatch?: number, signal?: AbortSignal, idempotencyKey?: string}} [options]
+   */
+  patch(ops, options = {}) {
+    if (!this.snapshot || this.view) {
+      return Promise.reject(new TypeError("follow: patch needs a followed list (not a view) and its snapshot"));
+    }
+    for (const op of ops) {
+      if (!optimisticOps.has(op?.op) || (op.op === "insertItem" && typeof op.item?.id !== "string")) {
+        return Promise.reject(new TypeError(`follow: patch shows item operations only (insertItem with an id): ${JSON.stringify(op)}`));
+      }
+    }
+    const write = { id: options.idempotencyKey ?? idempotencyKey(), ops, version: undefined };
+    const before = this.getSnapshot();
+    this.pending.push(write);
+    this.showPending(before, undefined, true);
+    const sent = this.client.patchList(this.list, ops, { ...options, idempotencyKey: write.id });
+    sent.then((answer) => {
+      // Confirmed once the follow holds the answer's version (the change may come before or after it).
+      write.version = typeof answer?.version === "number" ? answer.version : -Infinity;
+      this.showPending(this.getSnapshot());
+    }, () => {
+      const index = this.pending.indexOf(write);
+      if (index < 0) return;
+      const shown = this.getSnapshot();
+      this.pending.splice(index, 1);
+      this.showPending(shown);
+    });
+    return sent;
+  }
+
+  /**
+   * Shows the confirmed snapshot with the pending writes replayed over it.
+   * `before` is what showed; `server`, the server's answer that moved the
+   * confirmed snapshot, if one did. Delivers one "changes" update for the
+   * difference, and none when nothing visible changed.
+   */
+  showPending(before, server, optimistic = false) {
+    const confirmed = this.snapshot;
+    this.pending = this.pending.filter((write) => !(write.version !== undefined && confirmed && write.version <= confirmed.version));
+    if (!confirmed) { this.shown = undefined; this.undo = []; return; }
+    const replayed = replayOps(confirmed.sections, this.pending.flatMap((write) => write.ops));
+    const pendingItems = [...new Set(this.pending.flatMap((write) => write.ops.map((op) => op.item?.id ?? op.id)))];
+    const stages = [...this.undo, ...(server ? server.stages || [] : []), ...replayed.steps.map((step) => step.stage)];
+    this.undo = replayed.steps.map((step) => step.inverse).reverse();
+    if (before && sameJSON(before.sections, replayed.sections)) {
+      // Nothing visible changed (the echo of a pending write): keep the sections object, say nothing.
+      this.snapshot = { ...confirmed, sections: sameJSON(before.sections, confirmed.sections) ? before.sections : confirmed.sections };
+      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, pending: pendingItems } : undefined;
+      this.notify();
+      return;
+    }
+    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, pending: pendingItems } : undefined;
+    if (!before) return; // a new snapshot: delivered whole by the caller
+    let states;
+    try {
+      states = [before.sections];
+      for (const [index, stage] of stages.entries()) states.push(applyStage(states[states.length - 1], stage, index));
+    } catch (error) {
+      if (!(error instanceof StageError)) throw error;
+      this.deliver({ type: "reset", snapshot: this.getSnapshot(), reason: "rebase" });
+      return;
+    }
+    const answer = { list: this.list, epoch: confirmed.epoch, from: server ? server.from : confirmed.version, to: confirmed.version, stages };
+    if (optimistic) answer.optimistic = true;
+    this.deliver({ type: "changes", answer, states, snapshot: this.getSnapshot() });
   }
 
   /**
@@ -1394,6 +1542,14 @@ export class Follower {
 
   /** Hands one update to the callbacks, the iterators and the subscribers. */
   deliver(update) {
+    if ((update.type === "snapshot" || update.type === "reset") && (this.pending.length || this.shown)) {
+      // A whole new snapshot: the pending writes replayed over it, shown as it.
+      this.shown = undefined;
+      this.undo = [];
+      this.showPending(null);
+      update = { ...update, snapshot: this.getSnapshot() };
+    }
+    if (update.type === "deleted") { this.shown = undefined; this.undo = []; }
     if (update.type === "snapshot") this.call("onSnapshot", update.snapshot);
     else if (update.type === "reset") this.call("onReset", update.snapshot, update.reason);
     else if (update.type === "deleted") this.call("onDeleted", update.list);
@@ -1547,7 +1703,12 @@ export class Follower {
       await this.refetch("mismatch");
       return false;
     }
+    const shown = this.getSnapshot();
     this.snapshot = { ...held, epoch: answer.epoch, version: answer.to, sections: states[states.length - 1] };
+    if (this.pending.length || this.shown) {
+      this.showPending(shown, answer);
+      return true;
+    }
     this.deliver({ type: "changes", answer, states, snapshot: this.snapshot });
     return true;
   }

@@ -121,3 +121,23 @@ test("live: an outbox restarted mid-drain sends what is left with the same keys:
   const snapshot = await second.getList(id);
   assert.deepEqual(snapshot.sections[0].items.map((item) => item.model.n), [1, 2, 3, 4, 5], "each once, in order");
 });
+
+test("live: an optimistic write shows at once and its confirmation shows nothing new", { skip }, async () => {
+  const client = new ListdClient({ baseURL, token: writeToken });
+  const id = `js-optimistic-${process.pid}`;
+  await client.createList({ id, sections: [{ id: "s", model: {}, items: [{ id: "a", model: { n: 1 } }] }] });
+  const updates = [];
+  const follower = client.follow(id, { onChanges: ({ answer }) => updates.push(answer) });
+  await eventually(() => follower.state === "live" && follower.getSnapshot()?.version === 1, "live at version 1");
+  const written = follower.patch([{ op: "insertItem", section: "s", item: { id: "b", model: { n: 2, tags: ["x"] } } }]);
+  assert.deepEqual(follower.getSnapshot().sections[0].items.map((item) => item.id), ["a", "b"], "shown at once");
+  assert.deepEqual(follower.getSnapshot().pending, ["b"]);
+  const shown = follower.getSnapshot().sections;
+  await written;
+  await eventually(() => follower.snapshot.version === 2 && follower.getSnapshot().pending === undefined, "confirmed");
+  assert.equal(updates.length, 1, "only the optimistic update: the echo and the answer show nothing new");
+  assert.equal(follower.getSnapshot().sections, shown, "the same sections object");
+  assert.deepEqual(follower.getSnapshot().sections, (await client.getList(id)).sections, "what shows is the server's state");
+  follower.stop();
+  await follower.done;
+});
