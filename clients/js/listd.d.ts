@@ -147,7 +147,7 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   implements AsyncIterable<Update<ItemModel, SectionModel>>
 {
   readonly list: string;
-  /** The data held now, or null before the first snapshot and after a deletion. */
+  /** The server's data held now (without pending optimistic writes), or null before the first snapshot and after a deletion. */
   readonly snapshot: ListSnapshot<ItemModel, SectionModel> | null;
   readonly state: ConnectionState;
   /** The error that ended the follow, if one did. */
@@ -156,7 +156,7 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   readonly done: Promise<void>;
   /** Stops following (bound: may be passed around alone). */
   stop(): void;
-  /** Same object until the data changes (bound, for useSyncExternalStore). */
+  /** What to show: the server's data with pending optimistic writes over it; same object until it changes (bound). */
   getSnapshot(): ListSnapshot<ItemModel, SectionModel> | null;
   /** Called after every change of the data or the state; returns the unsubscribe (bound). */
   subscribe(listener: () => void): () => void;

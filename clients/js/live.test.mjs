@@ -128,16 +128,19 @@ test("live: an optimistic write shows at once and its confirmation shows nothing
   await client.createList({ id, sections: [{ id: "s", model: {}, items: [{ id: "a", model: { n: 1 } }] }] });
   const updates = [];
   const follower = client.follow(id, { onChanges: ({ answer }) => updates.push(answer) });
-  await eventually(() => follower.state === "live" && follower.getSnapshot()?.version === 1, "live at version 1");
-  const written = follower.patch([{ op: "insertItem", section: "s", item: { id: "b", model: { n: 2, tags: ["x"] } } }]);
-  assert.deepEqual(follower.getSnapshot().sections[0].items.map((item) => item.id), ["a", "b"], "shown at once");
-  assert.deepEqual(follower.getSnapshot().pending, ["b"]);
-  const shown = follower.getSnapshot().sections;
-  await written;
-  await eventually(() => follower.snapshot.version === 2 && follower.getSnapshot().pending === undefined, "confirmed");
-  assert.equal(updates.length, 1, "only the optimistic update: the echo and the answer show nothing new");
-  assert.equal(follower.getSnapshot().sections, shown, "the same sections object");
-  assert.deepEqual(follower.getSnapshot().sections, (await client.getList(id)).sections, "what shows is the server's state");
-  follower.stop();
+  try {
+    await eventually(() => follower.state === "live" && follower.getSnapshot()?.version === 1, "live at version 1");
+    const written = follower.patch([{ op: "insertItem", section: "s", item: { id: "b", model: { n: 2, tags: ["x"] } } }]);
+    assert.deepEqual(follower.getSnapshot().sections[0].items.map((item) => item.id), ["a", "b"], "shown at once");
+    assert.deepEqual(follower.getSnapshot().pending, ["b"]);
+    const shown = follower.getSnapshot().sections;
+    await written;
+    await eventually(() => follower.snapshot.version === 2 && follower.getSnapshot().pending === undefined, "confirmed");
+    assert.equal(updates.length, 1, "only the optimistic update: the echo and the answer show nothing new");
+    assert.equal(follower.getSnapshot().sections, shown, "the same sections object");
+    assert.deepEqual(follower.getSnapshot().sections, (await client.getList(id)).sections, "what shows is the server's state");
+  } finally {
+    follower.stop(); // a failed check must not leave the stream holding the process
+  }
   await follower.done;
 });

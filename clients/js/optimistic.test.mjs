@@ -50,7 +50,7 @@ test("a local write shows at once, flagged pending; the server's echo then its a
   await until(() => stream().delivered() && follower.snapshot.version === 2, "the echo");
   assert.equal(updates.length, 1, "the echo delivers no update");
   assert.equal(follower.getSnapshot().sections, shown.sections, "the same sections object: nothing to render");
-  answer(json(200, { version: 2, stages: echoB.stages }));
+  answer(json(200, echoB)); // a PATCH answers with its change
   await written;
   await until(() => follower.getSnapshot().pending === undefined, "confirmed");
   assert.equal(updates.length, 1, "the confirmation delivers no update");
@@ -60,7 +60,7 @@ test("a local write shows at once, flagged pending; the server's echo then its a
 });
 
 test("the answer first, the echo after: still no update for the confirmation", async () => {
-  const { follower, updates, send, stream } = await setup(() => json(200, { version: 2 }));
+  const { follower, updates, send, stream } = await setup(() => json(200, echoB));
   await follower.patch(insertB);
   assert.deepEqual(follower.getSnapshot().pending, ["b"], "pending until the follow holds version 2");
   const shown = follower.getSnapshot();
@@ -97,7 +97,7 @@ test("a remote change while a write is pending: one update, the pending write ke
   assert.deepEqual(updates[1][1].states.at(-1).flatMap((s) => s.items.map((i) => i.id)), ["c", "a", "b"]);
   send(event("change", { list: "l", epoch: "e", from: 2, to: 3, stages: [{ itemInserted: [{ at: [0, 2], item: item("b", { n: 2 }) }] }] }));
   await until(() => stream().delivered() && follower.snapshot.version === 3, "the echo");
-  answer(json(200, { version: 3 }));
+  answer(json(200, { list: "l", epoch: "e", from: 2, to: 3, stages: [] }));
   await written;
   await until(() => follower.getSnapshot().pending === undefined, "confirmed");
   assert.equal(updates.length, 2, "the echo and the answer show nothing new");

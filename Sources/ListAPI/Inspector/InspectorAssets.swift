@@ -1871,8 +1871,9 @@ export class Follower {
     this.showPending(before, undefined, true);
     const sent = this.client.patchList(this.list, ops, { ...options, idempotencyKey: write.id });
     sent.then((answer) => {
-      // Confirmed once the follow holds the answer's version (the change may come before or after it).
-      write.version = typeof answer?.version === "number" ? answer.version : -Infinity;
+      // Confirmed once the follow holds the version the write made (its change may come before or
+      // after this answer): a PATCH answers with its change (`to`).
+      write.version = typeof answer?.to === "number" ? answer.to : typeof answer?.version === "number" ? answer.version : -Infinity;
       this.showPending(this.getSnapshot());
     }, () => {
       const index = this.pending.indexOf(write);
