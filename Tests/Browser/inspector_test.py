@@ -14,7 +14,10 @@ With $LISTD_JS_PACKAGE naming the JavaScript client's packed tarball (npm
 pack of clients/js; .ci/browser makes one), the page then imports that
 tarball's listd.js, follows the list with subscribe/getSnapshot and a token
 provider, and must show a write within the same second: the package as
-published, in a real browser against a real listd.
+published, in a real browser against a real listd. Then the package's outbox:
+five writes made while listd is unreachable (a port nobody listens on) are
+kept in IndexedDB; after a reload a new client over the same IndexedDB sends
+them to listd, and the list holds each once, in order.
 
     python3 Tests/Browser/inspector_test.py [path/to/listd]
 
@@ -117,6 +120,76 @@ def check_package(browser, js, wait, base, package):
     require(lambda: package_state().get("items") == ["bread", "bun"], "a write through the packed client")
 
 
+def check_outbox(browser, js, wait, base, package):
+    """The packed client's outbox in IndexedDB: writes made while listd is unreachable
+    survive a reload, and a new client over the same IndexedDB sends each once, in order."""
+    with tarfile.open(package) as archive:
+        source = archive.extractfile("package/listd.js").read().decode("utf-8")
+    curl("POST", f"{base}/lists", {"id": "outbox", "sections": [{"id": "s", "items": []}]})
+    unreachable = f"http://127.0.0.1:{free_port()}"  # nothing listens there: every write fails to connect
+    # Run as an async function (WebDriver waits for its promise), with the packed module in window.listd.
+    load = """
+        const source = arguments[0];
+        const url = URL.createObjectURL(new Blob([source], {type: 'text/javascript'}));
+        window.listd = window.listd || await import(url);"""
+
+    def run(script, *args):
+        return js("return (async () => {" + script + "})();", *args)
+    browser.get(f"{base}/healthz")
+    pending = run(load + """
+        const [, baseURL, token] = arguments;
+        const { ListdClient, IndexedDBOutboxStorage } = window.listd;
+        window.client = new ListdClient({ baseURL, token, retry: { minDelay: 50, maxDelay: 200 },
+                                          outbox: { storage: new IndexedDBOutboxStorage('listd-browser-test') } });
+        window.outcomes = [];
+        for (const n of [1, 2, 3, 4, 5]) {
+          window.client.createItem('outbox', 's', { model: { n } })
+            .then(() => outcomes.push('answered'), (error) => outcomes.push(String(error)));
+        }
+        return window.client.pendingWrites.count;""", source, unreachable, WRITE_TOKEN)
+    def stored():
+        return run(load + """
+            const records = await new window.listd.IndexedDBOutboxStorage('listd-browser-test').load();
+            return records.map(record => JSON.parse(record.body).model.n);""", source)
+    took = wait(lambda: js("return window.client.pendingWrites.state") == "waiting" and stored() == [1, 2, 3, 4, 5],
+                "five writes stored", 5)
+    if took is None:
+        raise Failure(f"the outbox did not store five writes while offline: pending {pending}, "
+                      f"{js('return window.client.pendingWrites')}, stored {stored()}, outcomes {js('return window.outcomes')}")
+    print(f"  ok: five writes queued in IndexedDB while listd is unreachable ({took * 1000:.0f} ms)")
+    keys = js("return [...window.client.pendingWrites.ids]")
+    browser.refresh()  # the page and its client are gone; the IndexedDB stays
+    run(load + """
+        const [, token] = arguments;
+        const { ListdClient, IndexedDBOutboxStorage } = window.listd;
+        window.sent = [];
+        const fetchAndLog = async (url, init) => {
+          const response = await fetch(url, init);
+          if (init.method !== 'GET') window.sent.push([init.headers['Idempotency-Key'], response.status]);
+          return response;
+        };
+        window.client = new ListdClient({ baseURL: location.origin, token, fetch: fetchAndLog,
+                                          outbox: { storage: new IndexedDBOutboxStorage('listd-browser-test') } });
+        return true;""", source, WRITE_TOKEN)
+    took = wait(lambda: len(js("return window.sent")) == 5 and js("return window.client.pendingWrites.count") == 0,
+                "the outbox drained", 5)
+    if took is None:
+        raise Failure(f"the reloaded page's outbox did not drain: sent {js('return window.sent')}, "
+                      f"{js('return window.client.pendingWrites')}")
+    sent = js("return window.sent")
+    if [key for key, _ in sent] != keys:
+        raise Failure(f"the reloaded page sent {sent}, expected the keys {keys} in order")
+    items = run("""
+        const snapshot = await window.client.getList('outbox');
+        return snapshot.sections[0].items.map(item => item.model.n);""")
+    if items != [1, 2, 3, 4, 5]:
+        raise Failure(f"after the reload the list holds {items}, expected each write once, in order: [1, 2, 3, 4, 5]")
+    if stored() != []:
+        raise Failure(f"the outbox still holds {stored()} after draining")
+    print(f"  ok: after a reload, a new client over the same IndexedDB sent each write once, in order, "
+          f"with the same keys ({took * 1000:.0f} ms)")
+
+
 def main():
     chromium, driver_path = find_tools()
     from selenium import webdriver
@@ -148,6 +221,16 @@ def main():
                 time.sleep(0.02)
         else:
             raise Failure("listd did not start")
+        # It listens before its store is open, answering 503 until then.
+        for _ in range(500):
+            probe = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                                    "-H", f"Authorization: Bearer {WRITE_TOKEN}", f"{base}/lists"],
+                                   capture_output=True, text=True)
+            if probe.stdout.startswith("2"):
+                break
+            time.sleep(0.02)
+        else:
+            raise Failure("listd did not become ready")
 
         curl("POST", f"{base}/lists", {
             "id": "groceries", "name": "Groceries", "sections": [
@@ -272,6 +355,7 @@ def main():
         package = os.environ.get("LISTD_JS_PACKAGE")
         if package:
             check_package(browser, js, wait, base, package)
+            check_outbox(browser, js, wait, base, package)
         print(f"inspector test: passed; screenshots in {shots}")
         return 0
     except Failure as failure:

@@ -26,6 +26,8 @@ export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
   epoch: string;
   version: number;
   sections: Section<ItemModel, SectionModel>[];
+  /** In what a follow shows: the ids of items whose optimistic writes (`Follower.patch`) are not yet confirmed. */
+  pending?: string[];
 }
 
 /** `[section, item]`. */
@@ -54,6 +56,8 @@ export interface ChangeAnswer<ItemModel = unknown, SectionModel = unknown> {
   reset?: boolean;
   snapshot?: ListSnapshot<ItemModel, SectionModel>;
   deleted?: boolean;
+  /** Delivered by a follow for a local write (`Follower.patch`) before the server answered it. */
+  optimistic?: boolean;
 }
 
 /** A view of a list: which items, in what order, grouped by what, cut to what window. */
@@ -85,7 +89,7 @@ export type TokenSource = string | ((context: { refresh: boolean }) => string | 
 export type ConnectionState = "connecting" | "live" | "polling" | "reconnecting" | "needs-auth" | "closed";
 
 /** Why the data was replaced. */
-export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | (string & {});
+export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | "rebase" | (string & {});
 
 /** What a follow delivers, in order (`for await`, `updates()`). */
 export type Update<ItemModel = unknown, SectionModel = unknown> =
@@ -143,7 +147,7 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   implements AsyncIterable<Update<ItemModel, SectionModel>>
 {
   readonly list: string;
-  /** The data held now, or null before the first snapshot and after a deletion. */
+  /** The server's data held now (without pending optimistic writes), or null before the first snapshot and after a deletion. */
   readonly snapshot: ListSnapshot<ItemModel, SectionModel> | null;
   readonly state: ConnectionState;
   /** The error that ended the follow, if one did. */
@@ -152,13 +156,73 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   readonly done: Promise<void>;
   /** Stops following (bound: may be passed around alone). */
   stop(): void;
-  /** Same object until the data changes (bound, for useSyncExternalStore). */
+  /** What to show: the server's data with pending optimistic writes over it; same object until it changes (bound). */
   getSnapshot(): ListSnapshot<ItemModel, SectionModel> | null;
   /** Called after every change of the data or the state; returns the unsubscribe (bound). */
   subscribe(listener: () => void): () => void;
+  /**
+   * An optimistic PATCH of item operations (`insertItem` with an id, `updateItem`, `moveItem`,
+   * `deleteItem`): shown at once (`getSnapshot().pending`), confirmed without a visible change,
+   * rolled back in one update if refused. Settles as `client.patchList`.
+   */
+  patch(ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */
   updates(): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
   [Symbol.asyncIterator](): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
+}
+
+/** How writes are retried (a network error, a timeout, 502, 503, 504; never a 4xx). */
+export interface RetryOptions {
+  /** Attempts in all, the first included (default 6). The outbox retries without a limit. */
+  attempts?: number;
+  /** Jittered exponential back-off bounds, ms (default 250 and 30000); a Retry-After asking more is honoured. */
+  minDelay?: number;
+  maxDelay?: number;
+  /** ms an attempt may take before its answer is taken as lost (default 30000; 0: none). */
+  timeout?: number;
+  onRetry?(retry: { id: string; method: string; path: string; attempt: number; delay: number; error: ListdError }): void;
+}
+
+/** One write as the outbox stores it: the exact request, resent byte for byte. */
+export interface OutboxRecord {
+  /** The Idempotency-Key. */
+  id: string;
+  /** Its place in the outbox's order. */
+  seq: number;
+  method: string;
+  path: string;
+  /** The JSON body as sent. */
+  body?: string;
+  headers: Record<string, string>;
+  createdAt: number;
+}
+
+/** Where an outbox keeps its writes: `MemoryOutboxStorage`, `IndexedDBOutboxStorage`, or your own. */
+export interface OutboxStorage {
+  /** Every record stored, in `seq` order. */
+  load(): Promise<OutboxRecord[]>;
+  put(record: OutboxRecord): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+export interface OutboxOptions {
+  /** Default: IndexedDB (database "listd-outbox") in a browser, memory elsewhere. */
+  storage?: OutboxStorage;
+  /** A queued write the server refused (4xx): also for writes queued by an earlier client. */
+  onWriteRejected?(error: ListdError, record: OutboxRecord): void;
+}
+
+/**
+ * The writes not yet answered: "sending" one now, "waiting" out a back-off
+ * after a failure (`error`: offline, say), "needs-auth" after a 401,
+ * "closed" after `close()`.
+ */
+export interface PendingWrites {
+  readonly count: number;
+  /** Their Idempotency-Keys, oldest first. */
+  readonly ids: readonly string[];
+  readonly state: "idle" | "sending" | "waiting" | "needs-auth" | "closed";
+  readonly error: ListdError | undefined;
 }
 
 export interface ClientOptions {
@@ -167,10 +231,19 @@ export interface ClientOptions {
   token?: TokenSource;
   fetch?: typeof fetch;
   clock?: Clock;
+  /** On by default; `false` sends each write once (still with a key). */
+  retry?: RetryOptions | false;
+  /** Queue every write (default: off); `true` for the default storage. */
+  outbox?: OutboxOptions | boolean;
 }
 
 export interface Signalled {
   signal?: AbortSignal;
+}
+
+/** A write's options: `idempotencyKey` to name it yourself (default: a new `idempotencyKey()`). */
+export interface WriteOptions extends Signalled {
+  idempotencyKey?: string;
 }
 
 /** An operation of `PATCH /lists/{list}`. */
@@ -190,25 +263,31 @@ export declare class ListdClient {
   readonly baseURLs: string[];
   readonly baseURL: string;
   token: TokenSource | undefined;
+  /** The writes not yet answered; the same object until they change. */
+  readonly pendingWrites: PendingWrites;
+  /** Calls `listener()` after every change of `pendingWrites`; returns the unsubscribe (bound). */
+  subscribe(listener: () => void): () => void;
+  /** Stops the outbox (its writes stay stored for the next client); no-op without one. */
+  close(): void;
   listLists(options?: { limit?: number; after?: string } & Signalled): Promise<any>;
   getList<ItemModel = unknown, SectionModel = unknown>(
     list: string, options?: { view?: ViewSpec | string } & Signalled): Promise<ListSnapshot<ItemModel, SectionModel>>;
   createList<ItemModel = unknown, SectionModel = unknown>(
     list: { id?: string; name?: string; sections?: Partial<Section<ItemModel, SectionModel>>[] },
-    options?: Signalled): Promise<ListSnapshot<ItemModel, SectionModel>>;
+    options?: WriteOptions): Promise<ListSnapshot<ItemModel, SectionModel>>;
   replaceList<ItemModel = unknown, SectionModel = unknown>(
     list: string, snapshot: { name?: string; sections: Section<ItemModel, SectionModel>[] },
-    options?: { ifMatch?: number } & Signalled): Promise<any>;
+    options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   patchList<ItemModel = unknown, SectionModel = unknown>(
-    list: string, ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & Signalled): Promise<any>;
-  deleteList(list: string, options?: Signalled): Promise<any>;
+    list: string, ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
+  deleteList(list: string, options?: WriteOptions): Promise<any>;
   createSection<ItemModel = unknown, SectionModel = unknown>(
-    list: string, section: Partial<Section<ItemModel, SectionModel>> & { at?: number }, options?: Signalled): Promise<any>;
-  deleteSection(list: string, section: string, options?: Signalled): Promise<any>;
+    list: string, section: Partial<Section<ItemModel, SectionModel>> & { at?: number }, options?: WriteOptions): Promise<any>;
+  deleteSection(list: string, section: string, options?: WriteOptions): Promise<any>;
   createItem<ItemModel = unknown>(
-    list: string, section: string, item: { id?: string; model: ItemModel; at?: number }, options?: Signalled): Promise<any>;
+    list: string, section: string, item: { id?: string; model: ItemModel; at?: number }, options?: WriteOptions): Promise<any>;
   getItem<ItemModel = unknown>(list: string, item: string, options?: Signalled): Promise<Item<ItemModel> & Record<string, unknown>>;
-  deleteItem(list: string, item: string, options?: Signalled): Promise<any>;
+  deleteItem(list: string, item: string, options?: WriteOptions): Promise<any>;
   changes<ItemModel = unknown, SectionModel = unknown>(
     list: string, since: number | "now",
     options?: { epoch?: string; timeout?: number; maxChanges?: number; view?: ViewSpec | string } & Signalled,
@@ -273,3 +352,24 @@ export declare function viewQuery(view?: ViewSpec | string | null): string;
 
 /** The system's timers. */
 export declare const systemClock: Clock;
+
+/** A new Idempotency-Key: a time-ordered UUIDv7 with 62 random bits from crypto.getRandomValues. */
+export declare function idempotencyKey(): string;
+
+/** An outbox storage in memory (node's default): shared by two clients, it outlives the first. */
+export declare class MemoryOutboxStorage implements OutboxStorage {
+  constructor();
+  load(): Promise<OutboxRecord[]>;
+  put(record: OutboxRecord): Promise<void>;
+  delete(id: string): Promise<void>;
+}
+
+/** An outbox storage in IndexedDB (a browser's default): writes outlive a reload or a crash. */
+export declare class IndexedDBOutboxStorage implements OutboxStorage {
+  constructor(name?: string, factory?: IDBFactory);
+  readonly name: string;
+  load(): Promise<OutboxRecord[]>;
+  put(record: OutboxRecord): Promise<void>;
+  delete(id: string): Promise<void>;
+  close(): Promise<void>;
+}

@@ -10,7 +10,7 @@ export function fakeFetch(handler) {
   const calls = [];
   const fetch = async (url, init = {}) => {
     const path = url.replace(/^http:\/\/x/, "");
-    calls.push({ path, headers: init.headers || {}, method: init.method || "GET" });
+    calls.push({ path, headers: init.headers || {}, method: init.method || "GET", body: init.body });
     return handler(path, init, calls.length);
   };
   return { fetch, calls };

@@ -956,6 +956,7 @@ class Connection {
     this.timer = undefined;
     this.parent = parent;
     this.onParentAbort = () => this.controller.abort(abortReason(parent));
+    if (!parent) return;
     if (parent.aborted) this.onParentAbort();
     else parent.addEventListener("abort", this.onParentAbort, { once: true });
   }
@@ -976,7 +977,7 @@ class Connection {
 
   close() {
     this.disarm();
-    this.parent.removeEventListener("abort", this.onParentAbort);
+    this.parent?.removeEventListener("abort", this.onParentAbort);
   }
 }
 
@@ -998,8 +999,12 @@ export class ListdClient {
    *   provider: called for the first request and again whenever the server answers 401 to its token
    * @param {Function} [options.fetch] a fetch implementation (default: the global one)
    * @param {Clock} [options.clock] timers for follows' deadlines and back-off (default: the system's)
+   * @param {RetryOptions | false} [options.retry] how writes are retried (default: on, see RetryOptions);
+   *   false sends each write once (it still carries an Idempotency-Key)
+   * @param {OutboxOptions | boolean} [options.outbox] queue every write in an outbox that sends them
+   *   one at a time, in order, retrying until the server answers (default: off)
    */
-  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl, clock } = {}) {
+  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl, clock, retry, outbox } = {}) {
     const urls = Array.isArray(baseURLs) && baseURLs.length > 0 ? baseURLs : [baseURL];
     this.baseURLs = urls.map((url) => url.replace(/\/$/, ""));
     /** The index in `baseURLs` of the instance requests go to. */
@@ -1009,6 +1014,126 @@ export class ListdClient {
     this.clock = clock || systemClock;
     /** The provider's pending or last answer (a promise), when `token` is a function. */
     this.tokenPromise = undefined;
+    /** How writes are retried. */
+    this.retry = retry === false ? { ...defaultRetry, attempts: 1 } : { ...defaultRetry, ...retry };
+    this.listeners = new Set();
+    this.directWrites = pendingSnapshot([], "idle", undefined);
+    /** The outbox, when the client has one. */
+    this.outbox = outbox ? new Outbox(this, outbox === true ? {} : outbox) : undefined;
+    this.subscribe = this.subscribe.bind(this);
+  }
+
+  /**
+   * The writes not yet answered by the server: `{count, ids, state, error}`
+   * (`ids` are their Idempotency-Keys, oldest first). The same object until
+   * they change. Without an outbox, the writes being sent or retried.
+   */
+  get pendingWrites() {
+    return this.outbox ? this.outbox.snapshot : this.directWrites;
+  }
+
+  /** Calls `listener()` after every change of `pendingWrites`; returns the unsubscribe (bound). */
+  subscribe(listener) {
+    const entry = { listener };
+    this.listeners.add(entry);
+    return () => { this.listeners.delete(entry); };
+  }
+
+  notifyPending() {
+    for (const entry of [...this.listeners]) {
+      if (!this.listeners.has(entry)) continue;
+      try { entry.listener(); } catch (error) { console.error("listd: a pendingWrites listener threw", error); }
+    }
+  }
+
+  /** Stops the outbox's sending (its writes stay in its storage for the next client); no-op without one. */
+  close() {
+    this.outbox?.close();
+  }
+
+  /**
+   * One write: with an `Idempotency-Key` (the caller's, or a new one), its
+   * body serialized once. Through the outbox when there is one; otherwise
+   * sent now and retried (`retry`) on a network error, a timeout, a 502,
+   * 503 or 504, with the same key and the same bytes.
+   */
+  async write(method, path, { body, headers = {}, signal, idempotencyKey: key } = {}) {
+    const entry = {
+      id: key ?? idempotencyKey(),
+      method,
+      path,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headers,
+    };
+    if (this.outbox) return this.outbox.add(entry, signal);
+    this.trackDirect(entry.id, true);
+    try {
+      return await this.sendWrite(entry, signal);
+    } finally {
+      this.trackDirect(entry.id, false);
+    }
+  }
+
+  trackDirect(id, sending) {
+    const ids = this.directWrites.ids.filter((other) => other !== id);
+    if (sending) ids.push(id);
+    this.directWrites = pendingSnapshot(ids, ids.length ? "sending" : "idle", undefined);
+    this.notifyPending();
+  }
+
+  /** Sends `entry` until it has an answer, at most `retry.attempts` times. */
+  async sendWrite(entry, signal) {
+    const { attempts } = this.retry;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attemptWrite(entry, signal);
+      } catch (error) {
+        if (signal?.aborted || !isRetryable(error) || attempt >= attempts) throw error;
+        const delay = this.retryDelay(attempt, error);
+        try {
+          this.retry.onRetry?.({ id: entry.id, method: entry.method, path: entry.path, attempt, delay, error });
+        } catch (thrown) {
+          console.error("listd: onRetry threw", thrown); // the app's: the write goes on
+        }
+        await sleep(delay, signal, this.clock);
+        if (signal?.aborted) throw abortReason(signal);
+      }
+    }
+  }
+
+  /**
+   * Sends `entry` once, with its key and bytes, under `retry.timeout`.
+   * Resolves to the parsed answer; throws ListdError (status 0 for no
+   * answer or a timeout), or `signal`'s reason.
+   */
+  async attemptWrite(entry, signal) {
+    const connection = new Connection(signal, this.clock);
+    const timeout = this.retry.timeout;
+    if (timeout > 0) connection.arm(timeout, `no answer to ${entry.method} ${entry.path} in ${timeout / 1000} s`);
+    try {
+      const response = await this.send(entry.method, entry.path, {
+        bodyText: entry.body,
+        headers: { ...entry.headers, "Idempotency-Key": entry.id },
+        signal: connection.signal,
+      });
+      return await readAnswer(response, connection.signal);
+    } catch (error) {
+      if (signal?.aborted) throw abortReason(signal);
+      if (connection.signal.aborted) throw abortReason(connection.signal); // the timeout's ListdError
+      if (error instanceof ListdError) throw error;
+      throw new ListdError(0, { title: "network error", detail: String(error?.message || error) });
+    } finally {
+      connection.close();
+    }
+  }
+
+  /** The wait before retry number `failures` (1, 2, …): jittered exponential, at least what Retry-After says. */
+  retryDelay(failures, error) {
+    const { minDelay, maxDelay } = this.retry;
+    let delay = Math.min(maxDelay, minDelay * 2 ** Math.min(failures - 1, 16));
+    delay = delay / 2 + Math.random() * (delay / 2);
+    if (error instanceof ListdError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter * 1000);
+    return delay;
   }
 
   /** Where requests go now: the current one of `baseURLs`. */
@@ -1067,12 +1192,14 @@ export class ListdClient {
    * status; with a token provider, a 401 asks it for a new token and sends
    * once more. Throws ListdError(0) for a network failure.
    */
-  async send(method, path, { body, headers = {}, signal } = {}) {
+  async send(method, path, { body, bodyText, headers = {}, signal } = {}) {
     let token = await abortable(this.currentToken(), signal);
+    // The bytes are fixed once: a retry under an Idempotency-Key must resend exactly them.
+    if (bodyText === undefined && body !== undefined) bodyText = JSON.stringify(body);
     for (let attempt = 0; ; attempt++) {
       const init = { method, headers: this.headers(headers, token), signal, cache: "no-store" };
-      if (body !== undefined) {
-        init.body = JSON.stringify(body);
+      if (bodyText !== undefined) {
+        init.body = bodyText;
         init.headers["Content-Type"] = "application/json";
       }
       let response;
@@ -1091,13 +1218,7 @@ export class ListdClient {
   /** One request; resolves to the parsed JSON body (or null), throws ListdError. */
   async request(method, path, { body, headers = {}, signal } = {}) {
     const response = await this.send(method, path, { body, headers, signal });
-    const text = await abortable(response.text(), signal);
-    let value = null;
-    if (text) {
-      try { value = JSON.parse(text); } catch { value = null; }
-    }
-    if (!response.ok) throw new ListdError(response.status, value, retryAfter(response));
-    return value;
+    return readAnswer(response, signal);
   }
 
   listLists({ limit, after, signal } = {}) {
@@ -1115,28 +1236,33 @@ export class ListdClient {
   getList(list, { view, signal } = {}) {
     return this.request("GET", withQuery(`/lists/${encodeURIComponent(list)}`, "", viewQuery(view)), { signal });
   }
-  createList(list, { signal } = {}) { return this.request("POST", "/lists", { body: list, signal }); }
-  replaceList(list, snapshot, { ifMatch, signal } = {}) {
-    return this.request("PUT", `/lists/${encodeURIComponent(list)}`, { body: snapshot, headers: ifMatchHeader(ifMatch), signal });
+  // Writes: each carries an Idempotency-Key (`idempotencyKey`, or a new one) and is retried or queued (`write`).
+  createList(list, { signal, idempotencyKey } = {}) {
+    return this.write("POST", "/lists", { body: list, signal, idempotencyKey });
   }
-  patchList(list, ops, { ifMatch, signal } = {}) {
-    return this.request("PATCH", `/lists/${encodeURIComponent(list)}`, { body: { ops }, headers: ifMatchHeader(ifMatch), signal });
+  replaceList(list, snapshot, { ifMatch, signal, idempotencyKey } = {}) {
+    return this.write("PUT", `/lists/${encodeURIComponent(list)}`, { body: snapshot, headers: ifMatchHeader(ifMatch), signal, idempotencyKey });
   }
-  deleteList(list, { signal } = {}) { return this.request("DELETE", `/lists/${encodeURIComponent(list)}`, { signal }); }
-  createSection(list, section, { signal } = {}) {
-    return this.request("POST", `/lists/${encodeURIComponent(list)}/sections`, { body: section, signal });
+  patchList(list, ops, { ifMatch, signal, idempotencyKey } = {}) {
+    return this.write("PATCH", `/lists/${encodeURIComponent(list)}`, { body: { ops }, headers: ifMatchHeader(ifMatch), signal, idempotencyKey });
   }
-  deleteSection(list, section, { signal } = {}) {
-    return this.request("DELETE", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}`, { signal });
+  deleteList(list, { signal, idempotencyKey } = {}) {
+    return this.write("DELETE", `/lists/${encodeURIComponent(list)}`, { signal, idempotencyKey });
   }
-  createItem(list, section, item, { signal } = {}) {
-    return this.request("POST", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}/items`, { body: item, signal });
+  createSection(list, section, { signal, idempotencyKey } = {}) {
+    return this.write("POST", `/lists/${encodeURIComponent(list)}/sections`, { body: section, signal, idempotencyKey });
+  }
+  deleteSection(list, section, { signal, idempotencyKey } = {}) {
+    return this.write("DELETE", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}`, { signal, idempotencyKey });
+  }
+  createItem(list, section, item, { signal, idempotencyKey } = {}) {
+    return this.write("POST", `/lists/${encodeURIComponent(list)}/sections/${encodeURIComponent(section)}/items`, { body: item, signal, idempotencyKey });
   }
   getItem(list, item, { signal } = {}) {
     return this.request("GET", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`, { signal });
   }
-  deleteItem(list, item, { signal } = {}) {
-    return this.request("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`, { signal });
+  deleteItem(list, item, { signal, idempotencyKey } = {}) {
+    return this.write("DELETE", `/lists/${encodeURIComponent(list)}/items/${encodeURIComponent(item)}`, { signal, idempotencyKey });
   }
   /**
    * One long-poll: the change since `since` (waits up to `timeout` seconds);
@@ -1210,6 +1336,415 @@ function retryAfter(response) {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
+/**
+ * How writes are retried: `attempts` in all (the first included), a
+ * jittered exponential back-off from `minDelay` to `maxDelay` ms (at least
+ * what a Retry-After asks), `timeout` ms per attempt before it is given up
+ * as lost (0: none), `onRetry` told of each retry.
+ * @typedef {object} RetryOptions
+ * @property {number} [attempts]
+ * @property {number} [minDelay]
+ * @property {number} [maxDelay]
+ * @property {number} [timeout]
+ * @property {(retry: {id: string, method: string, path: string, attempt: number, delay: number, error: ListdError}) => void} [onRetry]
+ */
+const defaultRetry = { attempts: 6, minDelay: 250, maxDelay: 30000, timeout: 30000, onRetry: undefined };
+
+/**
+ * Whether a write may be sent again: no answer (a network error, a
+ * timeout), or a 502, 503 or 504 (a proxy or a server that did not take it).
+ * Never a 4xx: the server answered, and would answer the same.
+ */
+function isRetryable(error) {
+  return error instanceof ListdError && (error.status === 0 || error.status === 502 || error.status === 503 || error.status === 504);
+}
+
+/** A retry found the write applied but its answer not recorded (409): the write is done. */
+function isAnswerMissing(error) {
+  return error instanceof ListdError && error.status === 409 && /\/idempotency-answer-missing$/.test(error.type || "");
+}
+
+/** A response's JSON body (or null); throws ListdError for a status that is not 2xx. */
+async function readAnswer(response, signal) {
+  const text = await abortable(response.text(), signal);
+  let value = null;
+  if (text) {
+    try { value = JSON.parse(text); } catch { value = null; }
+  }
+  if (!response.ok) throw new ListdError(response.status, value, retryAfter(response));
+  return value;
+}
+
+let lastKeyTime = -1;
+let keyCounter = 0;
+
+/**
+ * A new Idempotency-Key: a UUIDv7 (RFC 9562) from `crypto.getRandomValues`,
+ * time-ordered: 48 bits of Unix milliseconds, then a 12-bit counter for keys
+ * made in the same millisecond (so keys made later sort after), then 62
+ * random bits.
+ * @returns {string}
+ */
+export function idempotencyKey() {
+  const crypto = globalThis.crypto;
+  if (!crypto?.getRandomValues) {
+    throw new TypeError("listd: Idempotency-Keys need crypto.getRandomValues (any browser; Node 19+, or Node 18 with --experimental-global-webcrypto)");
+  }
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  let time = Date.now();
+  if (time <= lastKeyTime) {
+    time = lastKeyTime;
+    keyCounter += 1;
+    if (keyCounter > 0xfff) { time += 1; keyCounter = 0; }
+  } else {
+    keyCounter = 0;
+  }
+  lastKeyTime = time;
+  for (let index = 5; index >= 0; index--) {
+    bytes[index] = time % 256;
+    time = Math.floor(time / 256);
+  }
+  bytes[6] = 0x70 | (keyCounter >> 8);
+  bytes[7] = keyCounter & 0xff;
+  bytes[8] = 0x80 | (bytes[8] & 0x3f);
+  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** `pendingWrites`: frozen, so one object stands for one state. */
+function pendingSnapshot(ids, state, error) {
+  return Object.freeze({ count: ids.length, ids: Object.freeze([...ids]), state, error });
+}
+
+const bySeq = (a, b) => a.seq - b.seq;
+
+/**
+ * Keeps the outbox's writes in memory: what a node process has. Shared by
+ * two clients (one after the other), it stands for a store that outlives a
+ * client.
+ */
+export class MemoryOutboxStorage {
+  constructor() {
+    /** @type {Map<string, object>} */
+    this.records = new Map();
+  }
+  async load() { return [...this.records.values()].map((record) => ({ ...record })).sort(bySeq); }
+  async put(record) { this.records.set(record.id, { ...record, headers: { ...record.headers } }); }
+  async delete(id) { this.records.delete(id); }
+}
+
+/**
+ * Keeps the outbox's writes in IndexedDB (database `name`, store `writes`),
+ * so they outlive the page: a reload, a closed tab, a crash. Each write is
+ * stored with strict durability before it is sent.
+ */
+export class IndexedDBOutboxStorage {
+  constructor(name = "listd-outbox", factory = globalThis.indexedDB) {
+    if (!factory) throw new TypeError("listd: IndexedDB is not available here (use MemoryOutboxStorage)");
+    this.name = name;
+    this.factory = factory;
+    this.database = undefined;
+  }
+
+  open() {
+    if (!this.database) {
+      this.database = new Promise((resolve, reject) => {
+        const request = this.factory.open(this.name, 1);
+        request.onupgradeneeded = () => request.result.createObjectStore("writes", { keyPath: "id" });
+        request.onsuccess = () => resolve(request.result);
+        request.onerror = () => reject(request.error);
+      });
+      this.database.catch(() => { this.database = undefined; });
+    }
+    return this.database;
+  }
+
+  async transaction(mode, work) {
+    const database = await this.open();
+    return new Promise((resolve, reject) => {
+      const transaction = database.transaction("writes", mode, mode === "readwrite" ? { durability: "strict" } : undefined);
+      const request = work(transaction.objectStore("writes"));
+      transaction.oncomplete = () => resolve(request.result);
+      transaction.onerror = () => reject(transaction.error);
+      transaction.onabort = () => reject(transaction.error || new Error("listd: the IndexedDB transaction was aborted"));
+    });
+  }
+
+  async load() { return (await this.transaction("readonly", (store) => store.getAll())).sort(bySeq); }
+  async put(record) { await this.transaction("readwrite", (store) => store.put(record)); }
+  async delete(id) { await this.transaction("readwrite", (store) => store.delete(id)); }
+
+  /** Closes the database (a new client opens it again). */
+  async close() {
+    const database = await this.database?.catch(() => undefined);
+    database?.close();
+    this.database = undefined;
+  }
+}
+
+function defaultOutboxStorage() {
+  return globalThis.indexedDB ? new IndexedDBOutboxStorage() : new MemoryOutboxStorage();
+}
+
+/**
+ * The client's outbox (`ListdClient` option `outbox`): every write is stored
+ * (`storage`) before it is sent, and the writes are sent one at a time, in
+ * the order they were made, each until the server answers it: a network
+ * error, a timeout, a 502-504 or a 401 keeps it and retries after a back-off
+ * (the client's `retry` delays, without its attempt limit; at once on the
+ * browser's `online` event or `flush()`). A 2xx or a 4xx removes it (a 4xx
+ * rejects its promise and calls `onWriteRejected`). A new client over the
+ * same storage sends what is left with the same keys, so a write the server
+ * applied before the restart is answered from its record, not applied again.
+ */
+class Outbox {
+  constructor(client, { storage, onWriteRejected } = {}) {
+    this.client = client;
+    this.storage = storage || defaultOutboxStorage();
+    this.onWriteRejected = onWriteRejected;
+    /** In order: `{record, saved, resolve?, reject?, cancelled?}`. */
+    this.entries = [];
+    this.nextSeq = 0;
+    this.state = "idle";
+    this.error = undefined;
+    this.failures = 0;
+    this.closed = false;
+    this.running = false;
+    this.sending = undefined;
+    this.attempt = undefined;
+    this.wake = undefined;
+    this.snapshot = pendingSnapshot([], "idle", undefined);
+    this.ready = Promise.resolve().then(() => this.storage.load()).then((records) => {
+      // What an earlier client left: first, in its order.
+      const loaded = [...records].sort(bySeq).map((record) => ({ record, saved: Promise.resolve() }));
+      this.entries.unshift(...loaded);
+      for (const { record } of loaded) this.nextSeq = Math.max(this.nextSeq, record.seq + 1);
+      this.publish();
+      this.kick();
+    });
+    this.ready.catch((error) => { this.error = error; this.publish(); });
+    this.onOnline = () => this.flush();
+    globalThis.addEventListener?.("online", this.onOnline);
+  }
+
+  /** Stores `record` and sends it in its turn; resolves to the server's answer. */
+  async add(record, signal) {
+    if (signal?.aborted) throw abortReason(signal);
+    await this.ready;
+    if (this.closed) throw closedError();
+    const stored = { ...record, seq: this.nextSeq++, createdAt: Date.now() };
+    const entry = { record: stored, saved: undefined };
+    const done = new Promise((resolve, reject) => { entry.resolve = resolve; entry.reject = reject; });
+    entry.saved = Promise.resolve().then(() => this.storage.put(stored));
+    this.entries.push(entry);
+    if (signal) {
+      const onAbort = () => this.cancel(entry, abortReason(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
+      done.then(() => signal.removeEventListener("abort", onAbort), () => signal.removeEventListener("abort", onAbort));
+    }
+    this.publish();
+    this.kick();
+    return done;
+  }
+
+  /** Drops `entry` (its signal aborted): at once if waiting, by aborting its attempt if being sent. */
+  cancel(entry, reason) {
+    entry.cancelled = reason;
+    if (this.sending === entry) {
+      this.attempt?.abort(reason);
+      return;
+    }
+    const head = this.entries[0] === entry;
+    void this.finish(entry, false, reason);
+    if (head) this.wake?.(); // the drain waits for it: go on with the next
+  }
+
+  /** Sends now what waits for a back-off (the network is back, says the app or the browser). */
+  flush() {
+    this.wake?.();
+    this.kick();
+  }
+
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    globalThis.removeEventListener?.("online", this.onOnline);
+    this.attempt?.abort(closedError());
+    this.wake?.();
+    for (const entry of this.entries) entry.reject?.(closedError());
+    this.setState("closed");
+  }
+
+  kick() {
+    if (this.running || this.closed) return;
+    this.running = true;
+    this.drain().catch((error) => console.error("listd: the outbox stopped", error));
+  }
+
+  setState(state) {
+    if (this.state === state) return;
+    this.state = state;
+    this.publish();
+  }
+
+  publish() {
+    this.snapshot = pendingSnapshot(this.entries.map((entry) => entry.record.id), this.state, this.error);
+    this.client.notifyPending();
+  }
+
+  async drain() {
+    for (;;) {
+      // Checked and cleared in one synchronous step: an `add` after it starts a new drain.
+      if (this.closed || this.entries.length === 0) {
+        this.running = false;
+        if (!this.closed) this.setState("idle");
+        return;
+      }
+      const entry = this.entries[0];
+      try {
+        await entry.saved;
+      } catch (error) {
+        await this.finish(entry, false, error); // never stored: never sent
+        continue;
+      }
+      if (entry.cancelled) { await this.finish(entry, false, entry.cancelled); continue; }
+      this.sending = entry;
+      this.attempt = new AbortController();
+      this.setState("sending");
+      let value;
+      let failure;
+      let answered = false;
+      try {
+        value = await this.client.attemptWrite(entry.record, this.attempt.signal);
+        answered = true;
+      } catch (error) {
+        failure = error;
+      }
+      this.sending = undefined;
+      this.attempt = undefined;
+      if (this.closed) { this.running = false; return; }
+      if (entry.cancelled) { await this.finish(entry, false, entry.cancelled); continue; }
+      if (answered || isAnswerMissing(failure)) {
+        this.failures = 0;
+        this.error = undefined;
+        await this.finish(entry, true, answered ? value : null);
+        continue;
+      }
+      if (isRetryable(failure) || failure?.status === 401) {
+        this.failures += 1;
+        this.error = failure;
+        const delay = this.client.retryDelay(this.failures, failure);
+        const { id, method, path } = entry.record;
+        try {
+          this.client.retry.onRetry?.({ id, method, path, attempt: this.failures, delay, error: failure });
+        } catch (thrown) {
+          console.error("listd: onRetry threw", thrown); // the app's: the write goes on
+        }
+        this.setState(failure.status === 401 ? "needs-auth" : "waiting");
+        this.publish();
+        await this.pause(delay);
+        continue;
+      }
+      this.failures = 0;
+      try { this.onWriteRejected?.(failure, { ...entry.record }); } catch (error) { console.error("listd: onWriteRejected threw", error); }
+      await this.finish(entry, false, failure);
+    }
+  }
+
+  /** Removes `entry` from the storage and the queue, then settles its promise. */
+  async finish(entry, ok, result) {
+    // A delete that fails leaves a record the next client resends: with its key, it is answered, not applied again.
+    try { await this.storage.delete(entry.record.id); } catch { /* see above */ }
+    const index = this.entries.indexOf(entry);
+    if (index >= 0) this.entries.splice(index, 1);
+    this.publish();
+    if (ok) entry.resolve?.(result);
+    else entry.reject?.(result);
+  }
+
+  pause(ms) {
+    return new Promise((resolve) => {
+      const clock = this.client.clock;
+      const done = () => {
+        clock.clearTimeout(timer);
+        if (this.wake === done) this.wake = undefined;
+        resolve();
+      };
+      const timer = clock.setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+}
+
+function closedError() {
+  return new ListdError(0, { title: "closed", detail: "the client was closed; the write stays in the outbox for the next client over its storage" });
+}
+
+/** The operations `Follower.patch` shows before the server answers. */
+const optimisticOps = new Set(["insertItem", "updateItem", "moveItem", "deleteItem"]);
+
+/** Whether two JSON values are equal (object keys in any order). */
+function sameJSON(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === b.length && a.every((value, index) => sameJSON(value, b[index]));
+  const keys = Object.keys(a).filter((key) => a[key] !== undefined);
+  const other = Object.keys(b).filter((key) => b[key] !== undefined);
+  return keys.length === other.length && keys.every((key) => sameJSON(a[key], b[key]));
+}
+
+function findItem(sections, id) {
+  for (let section = 0; section < sections.length; section++) {
+    const index = sections[section].items.findIndex((item) => item.id === id);
+    if (index >= 0) return [section, index];
+  }
+  return null;
+}
+
+/**
+ * Item operations replayed over `sections` as the server applies them, one
+ * stage each with the stage that undoes it. An operation that does not
+ * apply (its item is there already, or gone) is left out: it is the
+ * server's to accept or refuse, and replaying an applied write changes nothing.
+ */
+function replayOps(sections, ops) {
+  const steps = [];
+  for (const op of ops) {
+    const at = op.op === "insertItem" ? null : findItem(sections, op.id);
+    let step = null;
+    if (op.op === "insertItem") {
+      const section = sections.findIndex((candidate) => candidate.id === op.section);
+      const count = section >= 0 ? sections[section].items.length : -1;
+      const index = op.at ?? count;
+      if (section >= 0 && !findItem(sections, op.item.id) && index >= 0 && index <= count) {
+        const item = { id: op.item.id, model: op.item.model ?? {} };
+        step = { stage: { itemInserted: [{ at: [section, index], item }] }, inverse: { itemDeleted: [[section, index]] } };
+      }
+    } else if (at && op.op === "updateItem") {
+      const old = sections[at[0]].items[at[1]];
+      if (!sameJSON(old.model, op.model)) {
+        step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
+      }
+    } else if (at && op.op === "deleteItem") {
+      const old = sections[at[0]].items[at[1]];
+      step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
+    } else if (at && op.op === "moveItem") {
+      const section = op.section === undefined ? at[0] : sections.findIndex((candidate) => candidate.id === op.section);
+      const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
+      if (section >= 0 && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
+        const to = [section, op.to];
+        step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+      }
+    }
+    if (!step) continue;
+    sections = applyStage(sections, step.stage);
+    steps.push(step);
+  }
+  return { sections, steps };
+}
+
 /** Slack on a long-poll's deadline beyond the wait the client asked for: one heartbeat's interval. */
 const pollGrace = 15000;
 
@@ -1254,6 +1789,12 @@ export class Follower {
     this.deletedReported = false;
     this.listeners = new Set();
     this.iterators = new Set();
+    /** Optimistic writes (`patch`) not yet confirmed, oldest first: `{id, ops, version}`. */
+    this.pending = [];
+    /** What shows while writes are pending: the confirmed snapshot with them replayed over it. */
+    this.shown = undefined;
+    /** The stages that undo `shown` back to the confirmed snapshot, last first. */
+    this.undo = [];
     /** The view's query text, empty for the whole list. */
     this.view = viewQuery(options.view);
     if (options.since !== undefined) {
@@ -1299,7 +1840,86 @@ export class Follower {
    * object until the data changes, as `useSyncExternalStore` requires.
    */
   getSnapshot() {
-    return this.snapshot;
+    return this.shown ?? this.snapshot;
+  }
+
+  /**
+   * An optimistic write: `ops` (item operations: `insertItem` with an item
+   * id, `updateItem`, `moveItem`, `deleteItem`) show at once in
+   * `getSnapshot()`, as one "changes" update with `answer.optimistic`, the
+   * snapshot's `pending` naming the items of writes not yet confirmed; then
+   * they are sent with `client.patchList` (retried, or queued in the
+   * outbox). The server's change that carries them shows nothing new; a
+   * rejection takes them back in one "changes" update; a change of someone
+   * else's while they are pending shows as one update (undo, the server's
+   * stages, redo). Resolves or rejects as `patchList` does.
+   * @param {object[]} ops
+   * @param {{ifMatch?: number, signal?: AbortSignal, idempotencyKey?: string}} [options]
+   */
+  patch(ops, options = {}) {
+    if (!this.snapshot || this.view) {
+      return Promise.reject(new TypeError("follow: patch needs a followed list (not a view) and its snapshot"));
+    }
+    for (const op of ops) {
+      if (!optimisticOps.has(op?.op) || (op.op === "insertItem" && typeof op.item?.id !== "string")) {
+        return Promise.reject(new TypeError(`follow: patch shows item operations only (insertItem with an id): ${JSON.stringify(op)}`));
+      }
+    }
+    const write = { id: options.idempotencyKey ?? idempotencyKey(), ops, version: undefined };
+    const before = this.getSnapshot();
+    this.pending.push(write);
+    this.showPending(before, undefined, true);
+    const sent = this.client.patchList(this.list, ops, { ...options, idempotencyKey: write.id });
+    sent.then((answer) => {
+      // Confirmed once the follow holds the version the write made (its change may come before or
+      // after this answer): a PATCH answers with its change (`to`).
+      write.version = typeof answer?.to === "number" ? answer.to : typeof answer?.version === "number" ? answer.version : -Infinity;
+      this.showPending(this.getSnapshot());
+    }, () => {
+      const index = this.pending.indexOf(write);
+      if (index < 0) return;
+      const shown = this.getSnapshot();
+      this.pending.splice(index, 1);
+      this.showPending(shown);
+    });
+    return sent;
+  }
+
+  /**
+   * Shows the confirmed snapshot with the pending writes replayed over it.
+   * `before` is what showed; `server`, the server's answer that moved the
+   * confirmed snapshot, if one did. Delivers one "changes" update for the
+   * difference, and none when nothing visible changed.
+   */
+  showPending(before, server, optimistic = false) {
+    const confirmed = this.snapshot;
+    this.pending = this.pending.filter((write) => !(write.version !== undefined && confirmed && write.version <= confirmed.version));
+    if (!confirmed) { this.shown = undefined; this.undo = []; return; }
+    const replayed = replayOps(confirmed.sections, this.pending.flatMap((write) => write.ops));
+    const pendingItems = [...new Set(this.pending.flatMap((write) => write.ops.map((op) => op.item?.id ?? op.id)))];
+    const stages = [...this.undo, ...(server ? server.stages || [] : []), ...replayed.steps.map((step) => step.stage)];
+    this.undo = replayed.steps.map((step) => step.inverse).reverse();
+    if (before && sameJSON(before.sections, replayed.sections)) {
+      // Nothing visible changed (the echo of a pending write): keep the sections object, say nothing.
+      this.snapshot = { ...confirmed, sections: sameJSON(before.sections, confirmed.sections) ? before.sections : confirmed.sections };
+      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, pending: pendingItems } : undefined;
+      this.notify();
+      return;
+    }
+    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, pending: pendingItems } : undefined;
+    if (!before) return; // a new snapshot: delivered whole by the caller
+    let states;
+    try {
+      states = [before.sections];
+      for (const [index, stage] of stages.entries()) states.push(applyStage(states[states.length - 1], stage, index));
+    } catch (error) {
+      if (!(error instanceof StageError)) throw error;
+      this.deliver({ type: "reset", snapshot: this.getSnapshot(), reason: "rebase" });
+      return;
+    }
+    const answer = { list: this.list, epoch: confirmed.epoch, from: server ? server.from : confirmed.version, to: confirmed.version, stages };
+    if (optimistic) answer.optimistic = true;
+    this.deliver({ type: "changes", answer, states, snapshot: this.getSnapshot() });
   }
 
   /**
@@ -1395,6 +2015,14 @@ export class Follower {
 
   /** Hands one update to the callbacks, the iterators and the subscribers. */
   deliver(update) {
+    if ((update.type === "snapshot" || update.type === "reset") && (this.pending.length || this.shown)) {
+      // A whole new snapshot: the pending writes replayed over it, shown as it.
+      this.shown = undefined;
+      this.undo = [];
+      this.showPending(null);
+      update = { ...update, snapshot: this.getSnapshot() };
+    }
+    if (update.type === "deleted") { this.shown = undefined; this.undo = []; }
     if (update.type === "snapshot") this.call("onSnapshot", update.snapshot);
     else if (update.type === "reset") this.call("onReset", update.snapshot, update.reason);
     else if (update.type === "deleted") this.call("onDeleted", update.list);
@@ -1548,7 +2176,12 @@ export class Follower {
       await this.refetch("mismatch");
       return false;
     }
+    const shown = this.getSnapshot();
     this.snapshot = { ...held, epoch: answer.epoch, version: answer.to, sections: states[states.length - 1] };
+    if (this.pending.length || this.shown) {
+      this.showPending(shown, answer);
+      return true;
+    }
     this.deliver({ type: "changes", answer, states, snapshot: this.snapshot });
     return true;
   }

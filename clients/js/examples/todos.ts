@@ -1,7 +1,10 @@
 // A typed example: a followed list bound to the DOM, and the same follow
 // through a React-style useSyncExternalStore. Checked by `tsc -p clients/js`
 // (it imports the package by its own name, through package.json's exports).
-import { ListdClient, ListdError, type Follower, type ListSnapshot, type Update } from "listd-client";
+import {
+  IndexedDBOutboxStorage, ListdClient, ListdError, idempotencyKey,
+  type Follower, type ListSnapshot, type PendingWrites, type Update,
+} from "listd-client";
 
 interface Todo { title: string; done: boolean }
 interface Group { title: string }
@@ -65,4 +68,27 @@ function describe(update: Update<Todo, Group>): void {
 // Writes are typed by the same models.
 export async function complete(list: string, id: string, todo: Todo): Promise<void> {
   await client.patchList<Todo, Group>(list, [{ op: "updateItem", id, model: { ...todo, done: true } }]);
+}
+
+// 4. Writes made offline: an outbox in IndexedDB, sent in order when the network is back,
+// kept across reloads; "saving…" from pendingWrites.
+const offline = new ListdClient({
+  baseURL: "http://127.0.0.1:8080",
+  token: async () => (await fetch("/session/listd-token")).text(),
+  retry: { maxDelay: 10000, onRetry: ({ attempt, error }) => console.log(`retry ${attempt}: ${error.message}`) },
+  outbox: {
+    storage: new IndexedDBOutboxStorage("todos"),
+    onWriteRejected: (error, record) => console.warn(`${record.method} ${record.path} refused: ${error.detail}`),
+  },
+});
+
+export function add(list: string, title: string): string {
+  const key = idempotencyKey(); // known before it is sent: the write's id in pendingWrites
+  void offline.createItem<Todo>(list, "inbox", { model: { title, done: false } }, { idempotencyKey: key });
+  return key;
+}
+
+export function useSaving(): boolean {
+  const pending: PendingWrites = useSyncExternalStore(offline.subscribe, () => offline.pendingWrites);
+  return pending.count > 0;
 }

@@ -1,0 +1,106 @@
+// Optimistic writes in a followed list (issue 24): `follower.patch(ops)`
+// shows at once, flagged pending; the server's echo shows nothing new; a
+// rejection rolls back in one update; a remote change is rebased over the
+// pending write. Fake fetch and event stream; no wall-clock waits.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { applyAnswer, ListdClient } from "./listd.js";
+import { event, eventStream, json, item, section, until } from "./testing.mjs";
+
+const snapshot = { id: "l", epoch: "e", version: 1, sections: [section("s", [item("a", { n: 1 })])] };
+
+/** A follow on a stream the test writes to; PATCH answered by `answerPatch(init)` (a promise the test may hold). */
+async function setup(answerPatch) {
+  let stream;
+  const patches = [];
+  const fetch = async (url, init = {}) => {
+    const path = url.replace(/^http:\/\/x/, "");
+    if (init.method === "PATCH") { patches.push(init); return answerPatch(init, patches.length); }
+    if (path === "/lists/l") return json(200, snapshot);
+    stream = eventStream([], { hang: true });
+    return stream.response;
+  };
+  const client = new ListdClient({ baseURL: "http://x", fetch, retry: false });
+  const updates = [];
+  const follower = client.follow("l", {
+    onChanges: (change) => updates.push(["changes", change]),
+    onReset: (_, reason) => updates.push(["reset", reason]),
+  });
+  await until(() => follower.state === "live", "live");
+  return { client, follower, updates, patches, send: (text) => stream.send(text), stream: () => stream };
+}
+
+const ids = (snap) => snap.sections.flatMap((s) => s.items.map((i) => i.id));
+const insertB = [{ op: "insertItem", section: "s", item: { id: "b", model: { n: 2 } } }];
+const echoB = { list: "l", epoch: "e", from: 1, to: 2, stages: [{ itemInserted: [{ at: [0, 1], item: item("b", { n: 2 }) }] }] };
+
+test("a local write shows at once, flagged pending; the server's echo then its answer show nothing new", async () => {
+  let answer;
+  const { follower, updates, send, stream } = await setup(() => new Promise((resolve) => { answer = resolve; }));
+  const written = follower.patch(insertB);
+  assert.deepEqual(ids(follower.getSnapshot()), ["a", "b"], "shown at once, before any answer");
+  assert.deepEqual(follower.getSnapshot().pending, ["b"]);
+  assert.equal(updates.length, 1);
+  const [, local] = updates[0];
+  assert.equal(local.answer.optimistic, true);
+  assert.deepEqual(local.states.map((state) => state[0].items.map((i) => i.id)), [["a"], ["a", "b"]]);
+  const shown = follower.getSnapshot();
+  // The echo comes first (models in another key order), the PATCH answer after it.
+  send(event("change", { ...echoB, stages: [{ itemInserted: [{ at: [0, 1], item: { model: { n: 2 }, id: "b" } }] }] }));
+  await until(() => stream().delivered() && follower.snapshot.version === 2, "the echo");
+  assert.equal(updates.length, 1, "the echo delivers no update");
+  assert.equal(follower.getSnapshot().sections, shown.sections, "the same sections object: nothing to render");
+  answer(json(200, echoB)); // a PATCH answers with its change
+  await written;
+  await until(() => follower.getSnapshot().pending === undefined, "confirmed");
+  assert.equal(updates.length, 1, "the confirmation delivers no update");
+  assert.equal(follower.getSnapshot().sections, shown.sections);
+  assert.equal(follower.getSnapshot().version, 2);
+  follower.stop();
+});
+
+test("the answer first, the echo after: still no update for the confirmation", async () => {
+  const { follower, updates, send, stream } = await setup(() => json(200, echoB));
+  await follower.patch(insertB);
+  assert.deepEqual(follower.getSnapshot().pending, ["b"], "pending until the follow holds version 2");
+  const shown = follower.getSnapshot();
+  send(event("change", echoB));
+  await until(() => stream().delivered() && follower.getSnapshot().pending === undefined, "the echo");
+  assert.equal(updates.length, 1);
+  assert.equal(follower.getSnapshot().sections, shown.sections);
+  follower.stop();
+});
+
+test("a rejected write is rolled back in one update", async () => {
+  const { follower, updates } = await setup(() => json(409, { title: "Conflict", detail: "b exists" }));
+  const written = follower.patch([{ op: "updateItem", id: "a", model: { n: 9 } }, ...insertB]);
+  assert.deepEqual(follower.getSnapshot().sections[0].items.map((i) => i.model.n), [9, 2]);
+  await assert.rejects(written, (error) => error.status === 409);
+  await until(() => updates.length === 2, "the rollback");
+  const [, rollback] = updates[1];
+  assert.deepEqual(rollback.states.at(-1), snapshot.sections, "back to the server's state");
+  assert.equal(follower.getSnapshot().pending, undefined);
+  assert.deepEqual(follower.getSnapshot().sections, snapshot.sections);
+  // Every stage of it applies, in order, to what showed before it.
+  assert.deepEqual(applyAnswer({ epoch: "e", version: 1, sections: rollback.states[0] }, { ...rollback.answer, from: 1 }).at(-1), snapshot.sections);
+  follower.stop();
+});
+
+test("a remote change while a write is pending: one update, the pending write kept over the server's state", async () => {
+  let answer;
+  const { follower, updates, send, stream } = await setup(() => new Promise((resolve) => { answer = resolve; }));
+  const written = follower.patch(insertB);
+  // Someone else inserts c at the top.
+  send(event("change", { list: "l", epoch: "e", from: 1, to: 2, stages: [{ itemInserted: [{ at: [0, 0], item: item("c") }] }] }));
+  await until(() => stream().delivered() && updates.length === 2, "the remote change");
+  assert.deepEqual(ids(follower.getSnapshot()), ["c", "a", "b"]);
+  assert.deepEqual(updates[1][1].states.at(-1).flatMap((s) => s.items.map((i) => i.id)), ["c", "a", "b"]);
+  send(event("change", { list: "l", epoch: "e", from: 2, to: 3, stages: [{ itemInserted: [{ at: [0, 2], item: item("b", { n: 2 }) }] }] }));
+  await until(() => stream().delivered() && follower.snapshot.version === 3, "the echo");
+  answer(json(200, { list: "l", epoch: "e", from: 2, to: 3, stages: [] }));
+  await written;
+  await until(() => follower.getSnapshot().pending === undefined, "confirmed");
+  assert.equal(updates.length, 2, "the echo and the answer show nothing new");
+  assert.deepEqual(follower.getSnapshot().sections, follower.snapshot.sections, "what shows is the server's state");
+  follower.stop();
+});
