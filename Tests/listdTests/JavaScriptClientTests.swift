@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ListdTestSupport
 import Testing
 
@@ -41,7 +42,11 @@ import Testing
         try process.run()
         let output = OutputLog(pipe.fileHandleForReading)
         await output.finished(timeout: .seconds(120))
+        // A node test that never ends must fail this test, not hang the whole run.
+        let hung = process.isRunning
+        if hung { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
+        #expect(!hung, "node --test clients/js/ still ran after 120 s and was killed:\n\(output.text.suffix(4000))")
         #expect(process.terminationStatus == 0, "node --test clients/js/ failed:\n\(output.text.suffix(4000))")
         #expect(output.text.contains("# fail 0"), "\(output.text.suffix(2000))")
         #expect(output.text.contains("# skipped 0"), "the live tests ran against the listd started here")
