@@ -27,6 +27,8 @@ extension ListClient {
     ///     later (``WriteOutbox`` does, after a restart). 1-255 printable ASCII bytes.
     /// - Throws: the last attempt's ``ListClientError``: a 4xx or a 5xx other than
     ///   502-504 at once, a transport error or 502-504 once the policy gives up.
+    ///   A 409 `idempotency-answer-missing` means the write *was* applied but the
+    ///   server no longer has its answer: read the resource rather than write again.
     public func perform(_ write: WriteRequest, key: String? = nil) async throws(ListClientError) -> JSONValue {
         try Self.decode(await send(write, key: key ?? IdempotencyKey.make()))
     }

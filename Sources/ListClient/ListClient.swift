@@ -453,6 +453,9 @@ public final class ListClient: Sendable {
 
     /// Sends one request to `path` (segments, percent-encoded here) and decodes
     /// the JSON answer; an error status becomes a `.problem` error. 204 gives `null`.
+    ///
+    /// It sends the request as it is, once: no `Idempotency-Key` and no retry. For a
+    /// write, use ``perform(_:key:)`` (which the write methods use).
     public func json(
         _ method: String, _ path: [String], query: [(String, String)] = [], body: JSONValue? = nil,
         ifMatch: Int64? = nil, timeout: Duration = .seconds(30)
@@ -485,7 +488,8 @@ public final class ListClient: Sendable {
         }
     }
 
-    /// Sends one request and returns the response whatever its status.
+    /// Sends one request and returns the response whatever its status, once, as it
+    /// is (no `Idempotency-Key`, no retry; see ``perform(_:key:)`` for writes).
     public func send(
         _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
         body: JSONValue? = nil, timeout: Duration = .seconds(30)
