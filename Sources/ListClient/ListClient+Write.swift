@@ -17,7 +17,9 @@ extension ListClient {
     /// (`null` for 204).
     ///
     /// Every write method of the client (``createItem(inSection:of:_:ifMatch:)``,
-    /// ``patchList(_:_:ifMatch:)``, …) comes here. A retry the server recognizes is
+    /// ``patchList(_:_:ifMatch:)``, …) comes here. With several ``baseURLs``, each
+    /// retry goes to the next one, and the client's current URL moves with it:
+    /// instances that share a store share its keys. A retry the server recognizes is
     /// answered with the first request's stored answer (`Idempotent-Replayed: true`),
     /// so the caller cannot tell a retried write from one that went through at once.
     ///
@@ -41,6 +43,7 @@ extension ListClient {
         var attempts = WriteAttempts(policy: retryPolicy)
         let clock = ContinuousClock()
         let start = clock.now
+        var instance = currentInstance
         while true {
             attempts.sending()
             let failure: ListClientError
@@ -48,7 +51,8 @@ extension ListClient {
             do {
                 // Built per attempt so a retry goes to the current base URL; the
                 // target and body are the same bytes every time.
-                let response = try await send(write.method, write.path, headers: headers, bytes: write.body)
+                let response = try await send(
+                    write.method, write.path, headers: headers, bytes: write.body, instance: instance)
                 guard Self.retryableStatuses.contains(response.status) else { return response }
                 answer = response
                 failure = .problem(response)
@@ -61,6 +65,14 @@ extension ListClient {
                 throw failure
             }
             try await pause(wait, write)
+            // With several instances on one store, the retry goes to the next one
+            // (which finds the key as well), and the client moves on with it.
+            let count = baseURLs.count
+            if count > 1 {
+                let next = (instance % count + 1) % count
+                failedOver(from: instance, to: next)
+                instance = next
+            }
             retryCount.add(1, ordering: .relaxed)
         }
     }

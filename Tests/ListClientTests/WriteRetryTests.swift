@@ -109,6 +109,24 @@ import Testing
         #expect(reading.requests.first?.header("Idempotency-Key") == nil)
     }
 
+    /// With two base URLs, a retry goes to the other instance with the same key
+    /// and bytes, and the client stays there.
+    @Test func aRetryMovesToTheNextInstance() async throws {
+        let transport = FakeTransport { request, _ in
+            if request.url.port == 1 { throw ListClientError(kind: .transport, detail: "refused") }
+            return FakeTransport.json("{}", status: 200)
+        }
+        let urls = [try #require(URL(string: "http://127.0.0.1:1")), try #require(URL(string: "http://127.0.0.1:2"))]
+        let client = ListClient(baseURLs: urls, token: nil, transport: transport)
+        client.retryPolicy = RetryPolicy(minimumBackoff: .milliseconds(1), maximumBackoff: .milliseconds(2))
+        _ = try await client.patchItem("a", of: "l", ["model": ["x": 1]])
+        let requests = transport.requests
+        #expect(requests.map(\.url.port) == [1, 2])
+        #expect(requests[0].header("Idempotency-Key") == requests[1].header("Idempotency-Key"))
+        #expect(requests[0].body == requests[1].body)
+        #expect(client.baseURL == urls[1])
+    }
+
     /// Against the real binary: the proxy loses the answers of the first two
     /// connections (a FIN, then a reset, each after listd answered); the write is
     /// applied once and its caller gets the answer.
