@@ -14,11 +14,19 @@ let perClient = Int(arguments.dropFirst().first ?? 2_500)
 let seed = arguments.dropFirst(2).first ?? UInt64.random(in: 0...UInt64.max)
 
 let server = try await ListdProcess()
-defer { server.stop() }
 let proxy = try FaultProxy(upstreamPort: server.port, seed: seed)
-defer { proxy.stop() }
-let report = try await WriteStorm.run(
-    server: server.baseURL, proxy: proxy.baseURL, clients: clients, writesPerClient: perClient)
+let outcome: Result<WriteStorm.Report, any Error>
+do {
+    outcome = .success(
+        try await WriteStorm.run(
+            server: server.baseURL, proxy: proxy.baseURL, clients: clients, writesPerClient: perClient))
+} catch {
+    outcome = .failure(error)
+}
+// Stopped here, not in a `defer`: `exit` below skips those, and listd would outlive the benchmark.
+proxy.stop()
+server.stop()
+let report = try outcome.get()
 let fates = proxy.fates.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
 print("\(clients * perClient) writes from \(clients) clients, seed \(seed)")
 print("connections: \(fates)")
