@@ -5,7 +5,9 @@ import Synchronization
 /// A write queued in a ``WriteOutbox``: its place in the queue, its idempotency
 /// key and its bytes.
 public struct PendingWrite: Sendable, Equatable, Identifiable {
-    /// Its place in the outbox: ids grow in the order writes were queued, across restarts.
+    /// Its place in the outbox: ids grow in the order writes were queued, across
+    /// restarts too. An id is unique among the writes queued at one time; once a
+    /// write has left the queue, a write queued after a restart may get its id.
     public var id: UInt64
     /// The `Idempotency-Key` every send of it carries, after a restart too.
     public var key: String

@@ -124,6 +124,31 @@ import Testing
         await second.close()
     }
 
+    /// A crash in the middle of an append leaves half a line: opening the file
+    /// keeps the writes before it, drops the torn tail and rewrites the file, so a
+    /// later append does not land after the torn bytes; a `done` line removes its write.
+    @Test func aTornLastLineIsDroppedOnOpen() async throws {
+        let file = try Self.temporaryFile()
+        let client = ListClient(baseURL: try #require(URL(string: "http://127.0.0.1:1")), token: nil)
+        let first = try await WriteOutbox(file: file, client: client, draining: false)
+        let kept = try await first.enqueue(Self.insert(0, "o"))
+        let finished = try await first.enqueue(Self.insert(1, "o"))
+        await first.close()
+        let handle = try FileHandle(forUpdating: file)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("{\"done\":\"\(finished.id)\"}\n{\"id\":\"9\",\"key\":\"ab".utf8))
+        try handle.close()
+
+        let second = try await WriteOutbox(file: file, client: client, draining: false)
+        #expect(second.pendingWrites.writes == [kept])
+        let next = try await second.enqueue(Self.insert(2, "o"))
+        #expect(next.id > kept.id)
+        await second.close()
+        let third = try await WriteOutbox(file: file, client: client, draining: false)
+        #expect(third.pendingWrites.writes == [kept, next])
+        await third.close()
+    }
+
     /// Issue 24's restart test: a child process queues 400 writes and is SIGKILLed
     /// while draining; a new outbox over its file sends the rest with the same
     /// keys; the list ends with every write exactly once, in order.
