@@ -146,6 +146,12 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(
+            name: "RetryBenchmarks",
+            dependencies: ["ListClientTestSupport", "ListdTestSupport"],
+            path: "Benchmarks/RetryBenchmarks",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
             name: "FollowBenchmarks",
             dependencies: [
                 "ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore",
@@ -221,7 +227,7 @@ let package = Package(
             name: "ListClientTests",
             dependencies: [
                 "ListClient", "ListClientNetworking", "ListWire", "ListView", "listd", "ListdTestSupport",
-                "SectionDiff",
+                "ListClientTestSupport", "OutboxCrashWriter", "SectionDiff",
                 "JSON", "ReactiveCore",
             ]
         ),
@@ -233,6 +239,14 @@ let package = Package(
                 "listd", "ListdTestSupport", "SectionDiff", "ListWire", "JSON", "ListClient", "ListClientNetworking",
                 "ReactiveCore", "ListView", "ListModel", "Tokens", .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // The write storm of issue 24 (clients through a FaultProxy), shared by ListClientTests and RetryBenchmarks.
+        .target(
+            name: "ListClientTestSupport", dependencies: ["ListClient", "ListClientNetworking", "JSON"],
+            path: "Tests/ListClientTestSupport"),
+        // A child process for the outbox's restart test: queues writes, drains until killed.
+        .executableTarget(
+            name: "OutboxCrashWriter", dependencies: ["ListClient", "ListClientNetworking"],
+            path: "Tests/OutboxCrashWriter"),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
         .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
     ]

@@ -23,15 +23,22 @@ import Synchronization
 /// requests go to the current one, ``baseURL``. A follow that loses its instance
 /// (no answer, or a 5xx) moves to the next base URL and resumes from the version
 /// it holds, with no reset; it also makes that URL the client's current one, so
-/// later requests skip the dead instance. Other requests are never retried
-/// (a write may have committed before its answer was lost): they fail, and the
-/// caller decides.
+/// later requests skip the dead instance.
+///
+/// Every write carries an `Idempotency-Key` and is retried with the same key and
+/// bytes when its answer is lost (no answer, a timeout, a 502, 503 or 504), so
+/// it is applied once (see ``RetryPolicy``, ``retryPolicy``). For writes that must
+/// outlive the app going offline or being killed, queue them in a ``WriteOutbox``.
 public final class ListClient: Sendable {
     /// The bearer token sent with every request, if any. Never logged or printed.
     public let token: String?
     /// How requests are sent.
     public let transport: any HTTPTransport
     private let addresses: Mutex<Addresses>
+    /// How writes are retried (``retryPolicy``).
+    let retries = Mutex(RetryPolicy())
+    /// Writes sent again so far (``writeRetries``).
+    let retryCount = Atomic<Int>(0)
 
     /// The base URLs and the one requests go to now.
     private struct Addresses {
@@ -163,7 +170,7 @@ public final class ListClient: Sendable {
             writer.endArray()
         }
         writer.endObject()
-        let body = try await json("POST", ["lists"], bytes: writer.bytes)
+        let body = try await perform(WriteRequest(method: "POST", path: ["lists"], body: writer.bytes))
         return try decoded { () throws(WireError) in try ListState(json: body) }
     }
 
@@ -215,7 +222,8 @@ public final class ListClient: Sendable {
             writer.string(name)
         }
         writer.endObject()
-        let body = try await json("PUT", ["lists", id], bytes: writer.bytes, ifMatch: ifMatch)
+        let body = try await perform(
+            WriteRequest(method: "PUT", path: ["lists", id], body: writer.bytes, ifMatch: ifMatch))
         // A PUT to a missing list creates it and answers with the snapshot:
         // that is a reset from version 0.
         if body["sections"] != nil, let state = try? ListState(json: body) {
@@ -228,14 +236,13 @@ public final class ListClient: Sendable {
     public func patchList(
         _ id: String, _ operations: [ListOperation], ifMatch: Int64? = nil
     ) async throws(ListClientError) -> ChangeAnswer {
-        let body: JSONValue = .object(["ops": .array(operations.map(\.json))])
-        let answer = try await json("PATCH", ["lists", id], body: body, ifMatch: ifMatch)
+        let answer = try await perform(.patchList(id, operations, ifMatch: ifMatch))
         return try decoded { () throws(WireError) in try ChangeAnswer(json: answer) }
     }
 
     /// `DELETE /lists/{list}`.
     public func deleteList(_ id: String, ifMatch: Int64? = nil) async throws(ListClientError) {
-        _ = try await json("DELETE", ["lists", id], ifMatch: ifMatch)
+        _ = try await perform(.deleteList(id, ifMatch: ifMatch))
     }
 
     // MARK: - Sections
@@ -249,7 +256,7 @@ public final class ListClient: Sendable {
     public func createSection(in list: String, _ body: JSONValue, ifMatch: Int64? = nil) async throws(ListClientError)
         -> JSONValue
     {
-        try await json("POST", ["lists", list, "sections"], body: body, ifMatch: ifMatch)
+        try await perform(.createSection(in: list, body, ifMatch: ifMatch))
     }
 
     /// `GET /lists/{list}/sections/{section}`.
@@ -261,19 +268,19 @@ public final class ListClient: Sendable {
     public func replaceSection(
         _ section: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
     ) async throws(ListClientError) -> JSONValue {
-        try await json("PUT", ["lists", list, "sections", section], body: body, ifMatch: ifMatch)
+        try await perform(.replaceSection(section, of: list, body, ifMatch: ifMatch))
     }
 
     /// `PATCH /lists/{list}/sections/{section}` with `body`.
     public func patchSection(
         _ section: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
     ) async throws(ListClientError) -> JSONValue {
-        try await json("PATCH", ["lists", list, "sections", section], body: body, ifMatch: ifMatch)
+        try await perform(.patchSection(section, of: list, body, ifMatch: ifMatch))
     }
 
     /// `DELETE /lists/{list}/sections/{section}` (with its items).
     public func deleteSection(_ section: String, of list: String, ifMatch: Int64? = nil) async throws(ListClientError) {
-        _ = try await json("DELETE", ["lists", list, "sections", section], ifMatch: ifMatch)
+        _ = try await perform(.deleteSection(section, of: list, ifMatch: ifMatch))
     }
 
     // MARK: - Items
@@ -287,7 +294,7 @@ public final class ListClient: Sendable {
     public func createItem(
         inSection section: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
     ) async throws(ListClientError) -> JSONValue {
-        try await json("POST", ["lists", list, "sections", section, "items"], body: body, ifMatch: ifMatch)
+        try await perform(.createItem(inSection: section, of: list, body, ifMatch: ifMatch))
     }
 
     /// `GET /lists/{list}/items?section=&where=&q=&limit=&after=`: a query over the list's items.
@@ -313,19 +320,19 @@ public final class ListClient: Sendable {
     public func replaceItem(
         _ item: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
     ) async throws(ListClientError) -> JSONValue {
-        try await json("PUT", ["lists", list, "items", item], body: body, ifMatch: ifMatch)
+        try await perform(.replaceItem(item, of: list, body, ifMatch: ifMatch))
     }
 
     /// `PATCH /lists/{list}/items/{item}` with `body`.
     public func patchItem(
         _ item: String, of list: String, _ body: JSONValue, ifMatch: Int64? = nil
     ) async throws(ListClientError) -> JSONValue {
-        try await json("PATCH", ["lists", list, "items", item], body: body, ifMatch: ifMatch)
+        try await perform(.patchItem(item, of: list, body, ifMatch: ifMatch))
     }
 
     /// `DELETE /lists/{list}/items/{item}`.
     public func deleteItem(_ item: String, of list: String, ifMatch: Int64? = nil) async throws(ListClientError) {
-        _ = try await json("DELETE", ["lists", list, "items", item], ifMatch: ifMatch)
+        _ = try await perform(.deleteItem(item, of: list, ifMatch: ifMatch))
     }
 
     // MARK: - Query indexes
@@ -338,17 +345,17 @@ public final class ListClient: Sendable {
     /// `PUT /lists/{list}/indexes/{path}`: declares an index on a model path
     /// (`done`, `tags.0`), built before the answer.
     public func declareIndex(_ path: String, on list: String) async throws(ListClientError) -> JSONValue {
-        try await json("PUT", ["lists", list, "indexes", path])
+        try await perform(WriteRequest(method: "PUT", path: ["lists", list, "indexes", path]))
     }
 
     /// `DELETE /lists/{list}/indexes/{path}`.
     public func dropIndex(_ path: String, on list: String) async throws(ListClientError) {
-        _ = try await json("DELETE", ["lists", list, "indexes", path])
+        _ = try await perform(WriteRequest(method: "DELETE", path: ["lists", list, "indexes", path]))
     }
 
     /// `PUT` or `DELETE /lists/{list}/text-index`: turns the text index that serves `q` on or off.
     public func setTextIndex(_ enabled: Bool, on list: String) async throws(ListClientError) {
-        _ = try await json(enabled ? "PUT" : "DELETE", ["lists", list, "text-index"])
+        _ = try await perform(WriteRequest(method: enabled ? "PUT" : "DELETE", path: ["lists", list, "text-index"]))
     }
 
     // MARK: - Changes
@@ -446,6 +453,9 @@ public final class ListClient: Sendable {
 
     /// Sends one request to `path` (segments, percent-encoded here) and decodes
     /// the JSON answer; an error status becomes a `.problem` error. 204 gives `null`.
+    ///
+    /// It sends the request as it is, once: no `Idempotency-Key` and no retry. For a
+    /// write, use ``perform(_:key:)`` (which the write methods use).
     public func json(
         _ method: String, _ path: [String], query: [(String, String)] = [], body: JSONValue? = nil,
         ifMatch: Int64? = nil, timeout: Duration = .seconds(30)
@@ -478,7 +488,8 @@ public final class ListClient: Sendable {
         }
     }
 
-    /// Sends one request and returns the response whatever its status.
+    /// Sends one request and returns the response whatever its status, once, as it
+    /// is (no `Idempotency-Key`, no retry; see ``perform(_:key:)`` for writes).
     public func send(
         _ method: String, _ path: [String], query: [(String, String)] = [], headers: [(String, String)] = [],
         body: JSONValue? = nil, timeout: Duration = .seconds(30)

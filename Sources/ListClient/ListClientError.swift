@@ -18,6 +18,8 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         case cancelled
         /// The request could not be built (a bad id or base URL).
         case invalidRequest
+        /// A ``WriteOutbox``'s file could not be read or written (the detail names the file and the error).
+        case outbox
     }
 
     /// The kind of failure.
@@ -54,7 +56,7 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         switch kind {
         case .transport: return true
         case .problem: return status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? false
-        case .invalidResponse, .cancelled, .invalidRequest: return false
+        case .invalidResponse, .cancelled, .invalidRequest, .outbox: return false
         }
     }
 
@@ -69,6 +71,7 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .invalidResponse: return "invalid response: \(detail)"
         case .cancelled: return "cancelled"
         case .invalidRequest: return "invalid request: \(detail)"
+        case .outbox: return "outbox: \(detail)"
         }
     }
 
