@@ -39,7 +39,6 @@ final class HTTPClientLoop: Sendable {
     /// How many times the loop sent the rest of a request that did not fit the socket at once.
     private let flushes = Atomic<Int>(0)
     private let partialSends = Atomic<Int>(0)
-    private let lostConnections = Atomic<Int>(0)
     /// Set when `epoll_wait` failed and the loop's thread ended.
     private let failure = Mutex<SystemError?>(nil)
 
@@ -111,9 +110,6 @@ final class HTTPClientLoop: Sendable {
 
     /// How many times a request was only partly sent and the loop sent the rest when the socket had room.
     var flushCount: Int { flushes.load(ordering: .relaxed) }
-
-    /// How many new connections the server ended before a request was sent on them.
-    var lostBeforeUse: Int { lostConnections.load(ordering: .relaxed) }
 
     /// How many requests did not fit the socket when first sent and wait for the loop to send the rest.
     var partialSendCount: Int { partialSends.load(ordering: .relaxed) }
@@ -224,9 +220,6 @@ final class HTTPClientLoop: Sendable {
                 closing = close
             case .close:
                 closing = true
-                if connection.phase.withLock({ if case .lost = $0 { true } else { false } }) {
-                    lostConnections.add(1, ordering: .relaxed)
-                }
             }
             break
         }

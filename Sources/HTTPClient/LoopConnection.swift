@@ -108,6 +108,24 @@ final class LoopConnection: Sendable {
         }
     }
 
+    /// Why a connection with no exchange can no longer carry one, seen without
+    /// consuming anything: the server's end (or reset), or bytes it sent
+    /// unasked (a 408 before closing); `nil` while it is open and quiet.
+    static func endedByPeer(_ fd: Int32) -> SystemError? {
+        var byte: UInt8 = 0
+        let result = withUnsafeMutableBytes(of: &byte) { buffer in
+            Result { () throws(SystemError) in try System.peek(fd, into: buffer) }
+        }
+        switch result {
+        case .success(.wouldBlock): return nil
+        case .success(.processed(0)):
+            return SystemError(call: "send (the server closed the connection before the request)", errno: ECONNRESET)
+        case .success(.processed):
+            return SystemError(call: "send (the server answered before the request and closes)", errno: ECONNRESET)
+        case .failure(let error): return error
+        }
+    }
+
     /// Sends `request` on this reserved connection and parks `continuation` until
     /// the loop has the answer. Returns an outcome to resume with at once when
     /// the exchange cannot start (the connection was closed meanwhile, or the send failed).
@@ -124,6 +142,13 @@ final class LoopConnection: Sendable {
                 return .unsent(error)
             case .idle, .busy, .closed:
                 return .failed(SystemError(call: "send (cancelled)", errno: ECANCELED))
+            }
+            if let ended = Self.endedByPeer(fd) {
+                // Closed by the server while it waited (an idle or head timeout), and
+                // the loop has not seen it yet: the request has not gone out.
+                phase = .closed
+                try? System.shutdown(fd, how: Int32(SHUT_RDWR))
+                return .unsent(ended)
             }
             var exchange = Exchange(
                 continuation: continuation, parser: ResponseParser(method: method), output: request, deadline: deadline)

@@ -1,10 +1,11 @@
 import Foundation
 import Glibc
 import HTTP
-import HTTPClient
 import ListdTestSupport
 import POSIXIO
 import Testing
+
+@testable import HTTPClient
 
 /// HTTPClient's blocking-socket client against the real listd.
 @Suite struct HTTPClientCallTests {
@@ -113,12 +114,14 @@ import Testing
 
     /// A connection the server closed while it sat idle is noticed before use,
     /// so even a POST goes out once, on a new connection.
-    @Test func aConnectionClosedWhileIdleIsReplaced() throws {
+    @Test func aConnectionClosedWhileIdleIsReplaced() async throws {
         let server = try ScriptedServer([[.answer, .close], [.answer]])
         defer { server.stop() }
         let pool = ConnectionPool()
         #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
         #expect(server.waitForClosedConnections(1))
+        // The close reaches the client's socket a moment after the server's close returns.
+        #expect(await eventually(30) { pool.openIdleConnections == 0 })
         #expect(try HTTPClientCall(pool: pool).perform(server.request(.post, body: "x")).status == .ok)
         #expect(pool.connectionsOpened == 2)
         #expect(server.requests == ["GET", "POST"])

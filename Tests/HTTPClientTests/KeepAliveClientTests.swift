@@ -255,16 +255,15 @@ import Testing
     @Test func aNewConnectionClosedBeforeTheRequestIsReplaced() async throws {
         let server = try ScriptedServer([[.close], [.answer]])
         defer { server.stop() }
-        let loop = try HTTPClientLoop.shared()
-        let lostBefore = loop.lostBeforeUse
         let waiting = Atomic<Bool>(true)
         let client = KeepAliveClient(
             maxIdlePerEndpoint: 4, idleTimeout: .seconds(30),
-            afterConnect: {
-                // The first connection only: wait until the server closed it and the loop let it go.
+            afterConnect: { fd in
+                // The first connection only: wait until its end is there to be seen.
                 guard waiting.exchange(false, ordering: .acquiringAndReleasing) else { return }
-                _ = server.waitForClosedConnections(1)
-                try? await waitUntil("the loop dropped the closed connection") { loop.lostBeforeUse > lostBefore }
+                try? await waitUntil("the server's close reached the client", within: .seconds(60)) {
+                    LoopConnection.endedByPeer(fd) != nil
+                }
             })
         let answer = try await client.perform(server.request(.post, body: "{}"))
         #expect(answer.status == .ok)
