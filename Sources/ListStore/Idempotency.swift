@@ -69,11 +69,20 @@ public final class ClaimApplied: Sendable {
 /// render it from the store call's result before making the call; the store
 /// renders and stores it inside the write's transaction, and says whether
 /// it did.
+///
+/// A write without a key may render its answer on the store's thread too
+/// (``current``): a section or an item answer read from the rows the write
+/// left costs O(log n), where reading the list afterwards costs O(n).
 public final class ClaimAnswer: Sendable {
     private let renderer = Mutex<(@Sendable (any Sendable, WrittenRows) -> StoredAnswer?)?>(nil)
     private let kept = Mutex<StoredAnswer?>(nil)
 
-    init() {}
+    /// An answer to render, for a write without a claim (``current``).
+    public init() {}
+
+    /// The answer the current task's writes render when they carry no
+    /// ``IdempotencyClaim`` (a claim's own ``IdempotencyClaim/answer`` wins).
+    @TaskLocal public static var current: ClaimAnswer?
 
     /// Renders the answer of the next store write made under the claim from
     /// that write's result (of type `Result`: what the store method returns).
@@ -248,13 +257,19 @@ extension ListWriter {
     /// savepoint's rollback undoes the body (a retry is rare; the first
     /// request pays one statement). `settle` is for the store to call once
     /// the write committed: it tells the service the write applied and which
-    /// answer was kept with it.
+    /// answer was kept with it. Without a claim, `rendering` (the task's
+    /// ``ClaimAnswer/current``) renders the answer to hand back, storing nothing.
     package func claiming<T: Sendable>(
-        _ claim: IdempotencyClaim?, now: Int64, _ body: (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
+        _ claim: IdempotencyClaim?, rendering: ClaimAnswer? = nil, now: Int64,
+        _ body: (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) throws(StoreError) -> (value: T, commits: [Commit], settle: @Sendable () -> Void) {
         guard let claim else {
             let (value, commits) = try body(self, now)
-            return (value, commits, {})
+            // Without a key, an answer rendered here is only handed back, not stored.
+            guard let rendering, let answer = rendering.rendered(for: value, by: self) else {
+                return (value, commits, {})
+            }
+            return (value, commits, { rendering.setKept(answer) })
         }
         let (value, commits) = try body(self, now)
         let answer = claim.answer.rendered(for: value, by: self)

@@ -252,13 +252,14 @@ public final class SQLiteStore: Store {
         _ body: @escaping @Sendable (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
     ) async throws(StoreError) -> T {
         let claim = claiming ? IdempotencyClaim.current : nil
+        let rendering = ClaimAnswer.current
         return try await cancellableSubmission { cancellation, answer in
             writes.enqueue(
                 PendingWrite(
                     cancellation: cancellation,
                     run: { writer throws(StoreError) in
                         let (value, commits, settle) = try writer.claiming(
-                            claim, now: Self.nowMilliseconds(), body)
+                            claim, rendering: rendering, now: Self.nowMilliseconds(), body)
                         return CompletedWrite(
                             commits: commits,
                             succeed: {

@@ -11,7 +11,7 @@ import Synchronization
 final class GatedStore: Store {
     /// The calls that can be counted, held or failed.
     enum Call: Hashable, Sendable, CustomStringConvertible {
-        case head, snapshot, changes, recordAnswer
+        case head, snapshot, changes, recordAnswer, snapshotsAtVersions
 
         var description: String {
             switch self {
@@ -19,6 +19,7 @@ final class GatedStore: Store {
             case .snapshot: "snapshot"
             case .changes: "changes"
             case .recordAnswer: "recordIdempotentAnswer"
+            case .snapshotsAtVersions: "snapshots(of:at:)"
             }
         }
     }
@@ -150,7 +151,9 @@ final class GatedStore: Store {
     }
 
     func snapshots(of list: Identifier, at versions: Set<Int64>) async throws(StoreError) -> VersionedSnapshots {
-        try await inner.snapshots(of: list, at: versions)
+        try await pass(.snapshotsAtVersions) { () throws(StoreError) in
+            try await inner.snapshots(of: list, at: versions)
+        }
     }
 
     func items(of list: Identifier, query: ItemQuery) async throws(StoreError) -> ItemPage {

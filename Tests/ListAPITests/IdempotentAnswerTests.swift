@@ -91,6 +91,27 @@ import Testing
         #expect(retry.headers["ETag"] == first.headers["ETag"])
     }
 
+    /// Without a key too, a section or item write answers from the rows it
+    /// left, read inside the write (O(log n) plus the answer), never by
+    /// reading the whole list after the commit (O(n): on a 100,000-item list,
+    /// every item write paid for the list).
+    @Test(arguments: keptWithTheCommit.filter { $0.readBack != nil })
+    func aSectionOrItemWriteWithoutAKeyReadsNoSnapshot(_ write: Case) async throws {
+        let service = try await InProcessService.make()
+        defer { Task { await service.close() } }
+        _ = try await service.json(
+            .post, "/lists",
+            json: #"{"id":"l","sections":[{"id":"s","items":[{"id":"a"},{"id":"b"}]},{"id":"t"}]}"#, status: 201)
+        let response = try await service.send(write.method, write.target, json: write.body).response()
+        #expect(response.status.code == write.status, "\(String(decoding: response.body, as: UTF8.self))")
+        #expect(service.gated.calls(.snapshotsAtVersions) == 0, "the answer read the list after the write")
+        #expect(try await service.store.idempotencyRecord(caller: "open", key: "") == nil)
+        if let readBack = write.readBack {
+            let read = try await service.send(.get, readBack).response()
+            #expect(String(decoding: read.body, as: UTF8.self) == String(decoding: response.body, as: UTF8.self))
+        }
+    }
+
     /// A write that changes nothing commits nothing to keep its answer
     /// with: the answer is attached by a second store write, and replayed the same.
     @Test func aNoOpsAnswerIsAttachedAfterwards() async throws {

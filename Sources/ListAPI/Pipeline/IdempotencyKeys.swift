@@ -230,16 +230,29 @@ func keepingAnswer<Result: Sendable>(
 
 /// ``keepingAnswer(_:_:)`` for an answer showing rows the write left (a
 /// section or an item), which `render` reads inside the write's transaction.
-func keepingAnswer<Result: Sendable>(
-    reading render: @escaping @Sendable (Result, WrittenRows) throws(StoreError) -> Response?,
-    _ write: () async throws(Problem) -> Result
-) async throws(Problem) -> (result: Result, kept: Response?) {
-    guard let claim = IdempotencyClaim.current else { return (try await write(), nil) }
-    claim.answer.render(reading: { (result: Result, rows: WrittenRows) throws(StoreError) in
+/// Rendered there with or without a key: reading the section or item from
+/// the rows the write left costs O(log n) plus the answer, where reading the
+/// list after the commit costs O(n). Without a key the answer is handed back
+/// and nothing is stored.
+func keepingAnswer<Value: Sendable>(
+    reading render: @escaping @Sendable (Value, WrittenRows) throws(StoreError) -> Response?,
+    _ write: () async throws(Problem) -> Value
+) async throws(Problem) -> (result: Value, kept: Response?) {
+    let answer = IdempotencyClaim.current?.answer ?? ClaimAnswer()
+    answer.render(reading: { (result: Value, rows: WrittenRows) throws(StoreError) in
         try render(result, rows).map(StoredAnswer.init)
     })
-    let result = try await write()
-    return (result, claim.answer.keptAnswer.map(Response.init))
+    if IdempotencyClaim.current != nil {
+        return (try await write(), answer.keptAnswer.map(Response.init))
+    }
+    let outcome: Result<Value, Problem> = await ClaimAnswer.$current.withValue(answer) {
+        do throws(Problem) {
+            return .success(try await write())
+        } catch {
+            return .failure(error)
+        }
+    }
+    return (try outcome.get(), answer.keptAnswer.map(Response.init))
 }
 
 extension StoredAnswer {
