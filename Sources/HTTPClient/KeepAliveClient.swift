@@ -30,15 +30,15 @@ public final class KeepAliveClient: Sendable {
     public let idleTimeout: Duration
     private let idle = Mutex<[String: [LoopConnection]]>([:])
     private let opened = Atomic<Int>(0)
-    /// Tests: runs between a new connection's connect and its request, with its descriptor.
-    let afterConnect: (@Sendable (Int32) async -> Void)?
+    /// Tests: runs between a new connection's connect and its request.
+    let afterConnect: (@Sendable (LoopConnection) async -> Void)?
 
     /// Creates a client with no connections.
     public convenience init(maxIdlePerEndpoint: Int = 4, idleTimeout: Duration = .seconds(30)) {
         self.init(maxIdlePerEndpoint: maxIdlePerEndpoint, idleTimeout: idleTimeout, afterConnect: nil)
     }
 
-    init(maxIdlePerEndpoint: Int, idleTimeout: Duration, afterConnect: (@Sendable (Int32) async -> Void)?) {
+    init(maxIdlePerEndpoint: Int, idleTimeout: Duration, afterConnect: (@Sendable (LoopConnection) async -> Void)?) {
         precondition(maxIdlePerEndpoint >= 1, "a client keeps at least one connection")
         self.maxIdlePerEndpoint = maxIdlePerEndpoint
         self.idleTimeout = idleTimeout
@@ -117,7 +117,7 @@ public final class KeepAliveClient: Sendable {
                 case .success(let connected): connection = connected
                 case .failure(let error): return .failure(error)
                 }
-                await afterConnect?(connection.fd)
+                await afterConnect?(connection)
                 switch await exchange(bytes, request.method, on: connection, deadline, loop, call) {
                 case .answered(let response):
                     if call.detach() { keep(connection) }

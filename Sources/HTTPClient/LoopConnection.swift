@@ -65,6 +65,9 @@ final class LoopConnection: Sendable {
     }
 
     let fd: Int32
+
+    /// Whether the server ended it while it was reserved, as the loop saw (for tests).
+    var isLost: Bool { phase.withLock { if case .lost = $0 { true } else { false } } }
     /// The loop's key for this connection (epoll's data), never reused.
     let token: UInt64
     /// `host:port`.

@@ -256,16 +256,26 @@ import Testing
         let server = try ScriptedServer([[.close], [.answer]])
         defer { server.stop() }
         let waiting = Atomic<Bool>(true)
+        let seen = Mutex("")
         let client = KeepAliveClient(
             maxIdlePerEndpoint: 4, idleTimeout: .seconds(30),
-            afterConnect: { fd in
-                // The first connection only: wait until its end is there to be seen.
+            afterConnect: { connection in
+                // The first connection only: wait until the loop saw the server end it.
                 guard waiting.exchange(false, ordering: .acquiringAndReleasing) else { return }
-                try? await waitUntil("the server's close reached the client", within: .seconds(60)) {
-                    LoopConnection.endedByPeer(fd) != nil
-                }
+                let started = ContinuousClock.now
+                let lost =
+                    (try? await waitUntil("the loop saw the server's close", within: .seconds(60)) {
+                        connection.isLost
+                    }) != nil
+                seen.withLock { $0 = "lost: \(lost) after \(ContinuousClock.now - started)" }
             })
-        let answer = try await client.perform(server.request(.post, body: "{}"))
+        let answer: HTTPClientCall.Response
+        do {
+            answer = try await client.perform(server.request(.post, body: "{}"))
+        } catch {
+            Issue.record("\(error); the first connection: \(seen.withLock { $0 }); accepted: \(server.requests)")
+            return
+        }
         #expect(answer.status == .ok)
         #expect(client.connectionsOpened == 2)
         #expect(server.requests == ["POST"])
