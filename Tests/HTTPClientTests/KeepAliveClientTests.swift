@@ -253,7 +253,9 @@ import Testing
     /// POST: the server never had the request. Found in a CI run where busy
     /// suites held the task past listd's 10 s head timeout.
     @Test func aNewConnectionClosedBeforeTheRequestIsReplaced() async throws {
-        let server = try ScriptedServer([[.close], [.answer]])
+        // On an address of its own: in a full run, a client of another test still trying a
+        // port that was its server's took this server's first connection, and the script went wrong.
+        let server = try ScriptedServer([[.close], [.answer]], host: "127.0.0.3")
         defer { server.stop() }
         let waiting = Atomic<Bool>(true)
         let seen = Mutex("")
@@ -271,7 +273,11 @@ import Testing
             })
         let answer: HTTPClientCall.Response
         do {
-            answer = try await client.perform(server.request(.post, body: "{}"))
+            // A minute: the retry must come within the request's deadline, and in a full run
+            // the task waits for a thread for many seconds (5 s ran out before the retry).
+            var request = server.request(.post, body: "{}")
+            request.timeout = .seconds(60)
+            answer = try await client.perform(request)
         } catch {
             Issue.record("\(error); the first connection: \(seen.withLock { $0 }); accepted: \(server.requests)")
             return

@@ -47,7 +47,14 @@ final class ScriptedServer: Sendable {
     /// The methods of the requests read, in order.
     var requests: [String] { state.withLock { $0.requests } }
 
-    init(_ script: [[Step]]) throws {
+    /// The loopback address it listens on.
+    let host: String
+
+    /// A server on `host` (another loopback address than 127.0.0.1 keeps it
+    /// away from clients of other tests that still try a port that was theirs
+    /// and is now this server's).
+    init(_ script: [[Step]], host: String = "127.0.0.1") throws {
+        self.host = host
         // Close-on-exec, the listener and every accepted connection: tests in the
         // same process start listd children, and a child that inherited a
         // connection keeps it open after this server closes it, so the client
@@ -56,7 +63,7 @@ final class ScriptedServer: Sendable {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
@@ -95,7 +102,7 @@ final class ScriptedServer: Sendable {
 
     func request(_ method: HTTPMethod, body: String? = nil) -> HTTPClientCall.Request {
         HTTPClientCall.Request(
-            method: method, host: "127.0.0.1", port: port, target: "/", body: body.map { Array($0.utf8) },
+            method: method, host: host, port: port, target: "/", body: body.map { Array($0.utf8) },
             timeout: .seconds(5))
     }
 
