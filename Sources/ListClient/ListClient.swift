@@ -478,11 +478,17 @@ public final class ListClient: Sendable {
         return try Self.decode(response)
     }
 
+    /// What an answer may hold: any size and any nesting a server sends.
+    /// The server bounds what it stores (`--max-model-depth`, the body
+    /// limit), and a list's snapshot is as large as the list: JSON's default
+    /// limits (64 KiB, depth 64) refused every list larger than 64 KiB.
+    static let answerLimits = JSONLimits(maxDepth: 1024, maxBytes: .max)
+
     static func decode(_ response: ClientResponse) throws(ListClientError) -> JSONValue {
         guard response.status < 400 else { throw .problem(response) }
         if response.status == 204 || response.body.isEmpty { return .null }
         do {
-            return try JSONValue(parsing: response.body)
+            return try JSONValue(parsing: response.body, limits: answerLimits)
         } catch {
             throw .invalid("HTTP \(response.status) with a body that is not JSON: \(error)")
         }

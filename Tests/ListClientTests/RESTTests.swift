@@ -79,6 +79,22 @@ import Testing
         #expect(bad?.status == 404 && bad?.detail.isEmpty == false)
     }
 
+    /// An answer larger than JSON's default 64 KiB limit (a list of 2,000
+    /// items) is read: the client refused every list larger than 64 KiB.
+    @Test func aListLargerThan64KiBIsRead() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        let client = server.client()
+        let items = (0..<2_000).map { index in
+            JSONEntry(id: "item-\(index)", model: JSONText(#"{"n":\#(index),"title":"an item with a longer title"}"#))
+        }
+        let sections: ListSections = [.init(model: JSONEntry(id: "s", model: JSONText("{}")), items: items)]
+        let created = try await client.createList(id: "big", name: "Big", sections: sections)
+        #expect(created.sections == sections)
+        let fetched = try await client.list("big")
+        #expect(fetched.sections.first?.items.count == 2_000)
+    }
+
     @Test func tokensAreSentAndRefusalsAreTyped() async throws {
         let server = try await TestServer(environment: ["LISTD_WRITE_TOKEN": "w-token-123"])
         defer { server.stop() }
