@@ -248,7 +248,7 @@ let package = Package(
             name: "OutboxCrashWriter", dependencies: ["ListClient", "ListClientNetworking"],
             path: "Tests/OutboxCrashWriter"),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
-        .target(name: "ListdTestSupport", dependencies: ["Postgres"], path: "Tests/ListdTestSupport"),
+        .target(name: "ListdTestSupport", dependencies: ["Postgres", "CSystem"], path: "Tests/ListdTestSupport"),
     ]
 )
 

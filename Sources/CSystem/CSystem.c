@@ -68,3 +68,13 @@ int csystem_set_allocator_thresholds(int trim, int mmap) {
     int mapped = mallopt(M_MMAP_THRESHOLD, mmap);
     return trimmed == 1 && mapped == 1;
 }
+
+int csystem_spawn_actions_closefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+int csystem_spawn_actions_chdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int csystem_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

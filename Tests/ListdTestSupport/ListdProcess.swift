@@ -10,7 +10,7 @@ import Synchronization
 /// running beside it.
 public final class ListdProcess: Sendable {
     /// The child process.
-    public let process: Process
+    public let process: ChildProcess
     /// The port listd bound.
     public let port: Int
     /// The temporary folder (database, working directory).
@@ -40,29 +40,24 @@ public final class ListdProcess: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             database = directory.appendingPathComponent("listd.sqlite")
         }
-        process = Process()
-        process.executableURL = try ListdBinary.url
-        process.arguments =
-            [
+        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
+        env.merge(environment) { $1 }
+        let pipe = try closeOnExecPipe()
+        log = OutputLog(FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true))
+        defer { close(pipe.write) }
+        process = try ChildProcess(
+            executable: try ListdBinary.url,
+            arguments: [
                 "serve", "--host", "127.0.0.1", "--port", String(port),
             ] + (store.map { ["--store", $0] } ?? ["--db", database.path]) + [
                 "--migrations", Self.migrations.path,
-            ] + arguments
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
-        env.merge(environment) { $1 }
-        process.environment = env
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        log = OutputLog(pipe.fileHandleForReading)
-        try process.run()
+            ] + arguments,
+            environment: env, directory: directory, stderr: pipe.write)
         guard let found = await log.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(60)),
             let port = Int(found)
         else {
             process.terminate()
-            process.waitUntilExit()
-            throw TestFailure("listd did not start:\n\(log.text)")
+            throw TestFailure("listd did not start (exit status \(process.waitUntilExit())):\n\(log.text)")
         }
         self.port = port
     }
@@ -121,18 +116,20 @@ public enum ListdBinary {
     public static func run(
         _ arguments: [String], stderr: Bool = false, environment: [String: String]? = nil
     ) async throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try url
-        process.arguments = arguments
-        process.environment = environment ?? ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        if stderr { process.standardError = pipe }
-        let output = OutputLog(pipe.fileHandleForReading)
-        let status = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<Int32, any Error>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
+        let pipe = try closeOnExecPipe()
+        let output = OutputLog(FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true))
+        let process: ChildProcess
+        do {
+            defer { close(pipe.write) }
+            process = try ChildProcess(
+                executable: try url, arguments: arguments,
+                environment: environment ?? ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") },
+                directory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+                stdout: pipe.write, stderr: stderr ? pipe.write : nil)
+        }
+        // The exit is waited for on a thread of its own: `waitpid` blocks.
+        let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            Thread.detachNewThread { continuation.resume(returning: process.waitUntilExit()) }
         }
         await output.finished()
         return (status, output.text)
@@ -149,9 +146,12 @@ public struct TestFailure: Error, CustomStringConvertible {
 public final class OutputLog: Sendable {
     private let buffer = Mutex(Data())
     private let closed = Atomic<Bool>(false)
+    /// Kept: a handle that owns its descriptor closes it when released.
+    private let handle: FileHandle
 
     /// Starts collecting what `handle` reads.
     public init(_ handle: FileHandle) {
+        self.handle = handle
         handle.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             if data.isEmpty {

@@ -19,7 +19,7 @@ final class ListdServer: Sendable {
         listd = try await ListdProcess(arguments, environment: environment, store: store)
     }
 
-    var process: Process { listd.process }
+    var process: ChildProcess { listd.process }
     var port: Int { listd.port }
     var baseURL: URL { listd.baseURL }
     var logText: String { listd.logText }

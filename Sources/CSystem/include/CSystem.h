@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -52,5 +53,15 @@ int csystem_accept4(int fd, struct sockaddr *_Nullable address, socklen_t *_Null
 
 /// Names the calling thread (pthread_setname_np, also _GNU_SOURCE only).
 void csystem_set_thread_name(const char *_Nonnull name);
+
+/// posix_spawn_file_actions_addclosefrom_np (glibc 2.34, _GNU_SOURCE only):
+/// the child closes every descriptor from `from` up.
+int csystem_spawn_actions_closefrom(posix_spawn_file_actions_t *_Nonnull actions, int from);
+
+/// posix_spawn_file_actions_addchdir_np (glibc 2.29, _GNU_SOURCE only).
+int csystem_spawn_actions_chdir(posix_spawn_file_actions_t *_Nonnull actions, const char *_Nonnull path);
+
+/// pipe2(fds, O_CLOEXEC) (_GNU_SOURCE only). Returns 0, or -1 with errno set.
+int csystem_pipe_cloexec(int fds[_Nonnull 2]);
 
 #endif
