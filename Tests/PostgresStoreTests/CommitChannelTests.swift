@@ -148,6 +148,7 @@ struct CommitChannelTests {
                 var generator = SeededGenerator(seed: seed)
                 var published: [String: Int64] = [:]
                 var terminations = 0
+                var killed: Int32 = 0
                 for round in 0..<400 {
                     let list = "list\(Int.random(in: 0..<20, using: &generator))"
                     let version = (published[list] ?? 0) + 1
@@ -156,16 +157,24 @@ struct CommitChannelTests {
                         try CommitChannel.publish([commit(list, version)], on: writer)
                     }
                     if round % 50 == 25 {
-                        let pid = listener.backendPID
-                        if pid != 0 {
+                        // The listener's session since the last termination (it
+                        // reconnects after its back-off; a loaded machine may take a while).
+                        let deadline = ContinuousClock.now + .seconds(30)
+                        var pid = listener.backendPID
+                        while pid == 0 || pid == killed, ContinuousClock.now < deadline {
+                            usleep(2_000)
+                            pid = listener.backendPID
+                        }
+                        if pid != 0, pid != killed {
                             try killer.query("SELECT pg_terminate_backend($1::int4)", .integer(Int64(pid)))
+                            killed = pid
                             terminations += 1
                         }
                     }
                 }
                 return (published, terminations)
             }
-            #expect(terminations >= 4)
+            #expect(terminations == 8)
             let caughtUp = await eventually(20) { heard.latest == published }
             #expect(caughtUp, "missing: \(published.filter { heard.latest[$0.key] != $0.value })")
             #expect(listener.reconnects >= terminations - 1)
