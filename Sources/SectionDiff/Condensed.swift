@@ -87,6 +87,76 @@ extension StagedChangeset {
         condensedFrom old: [ArraySection<Condensed<Model>, Condensed<Item>>],
         to new: [ArraySection<Condensed<Model>, Condensed<Item>>]
     ) {
+        if let stages = Self.updatesInPlace(from: old, to: new) {
+            self.init(stages: stages)
+        } else {
+            self.init(matchingCondensedFrom: old, to: new)
+        }
+    }
+
+    /// The stages when both states hold the same sections and items in the
+    /// same order and only contents changed (the most common write: an item's
+    /// model replaced), or nil for any other change. One pass, no hashing; the
+    /// same stages as ``init(matchingCondensedFrom:to:)`` gives (the updates at
+    /// their real positions, a section whose items are updated reloaded in a
+    /// second stage).
+    @inlinable
+    static func updatesInPlace(
+        from old: [ArraySection<Condensed<Model>, Condensed<Item>>],
+        to new: [ArraySection<Condensed<Model>, Condensed<Item>>]
+    ) -> [Stage<Model, Item>]? {
+        guard old.count == new.count else { return nil }
+        var stage = Stage<Model, Item>()
+        // A section reloaded in the stage that updates items in it would have
+        // UIKit reload what it also updates: such sections reload in a stage after.
+        var later = Stage<Model, Item>()
+        var realSection = 0
+        for (before, after) in zip(old, new) {
+            guard before.items.count == after.items.count,
+                let sectionWeight = Self.sameShape(before.model, after.model)
+            else { return nil }
+            let updatedItems = stage.itemUpdated.count
+            var realItem = 0
+            for (beforeItem, afterItem) in zip(before.items, after.items) {
+                guard let itemWeight = Self.sameShape(beforeItem, afterItem) else { return nil }
+                if case .element(let item) = afterItem, !beforeItem.hasSameContent(as: afterItem) {
+                    stage.itemUpdated.append(.init(at: ElementPath(element: realItem, section: realSection), item: item))
+                }
+                realItem += itemWeight
+            }
+            if case .element(let model) = after.model, !before.model.hasSameContent(as: after.model) {
+                if stage.itemUpdated.count > updatedItems {
+                    later.sectionUpdated.append(.init(at: realSection, model: model))
+                } else {
+                    stage.sectionUpdated.append(.init(at: realSection, model: model))
+                }
+            }
+            realSection += sectionWeight
+        }
+        return [stage, later].filter { !$0.isEmpty }
+    }
+
+    /// The weight both stand for when they are the same element (whatever its
+    /// content) or the same run of the same length, else nil.
+    @inlinable
+    static func sameShape<Element>(_ before: Condensed<Element>, _ after: Condensed<Element>) -> Int? {
+        switch (before, after) {
+        case (.element(let left), .element(let right)):
+            return left.identityHash == right.identityHash && left.id == right.id ? 1 : nil
+        case (.run(let leftID, let left), .run(let rightID, let right)):
+            return leftID == rightID && left == right ? left : nil
+        default:
+            return nil
+        }
+    }
+
+    /// ``init(condensedFrom:to:)`` by matching identities and planning stages,
+    /// for any change.
+    @inlinable
+    init(
+        matchingCondensedFrom old: [ArraySection<Condensed<Model>, Condensed<Item>>],
+        to new: [ArraySection<Condensed<Model>, Condensed<Item>>]
+    ) {
         let matching = Matching(old: old, new: new)
         // The run each element follows, in each state; a touched element that
         // stays in its section (or a section that survives) but follows another
