@@ -90,12 +90,18 @@ public struct FollowMachine: Sendable {
                     "an answer for \(answer.epoch)@\(answer.from) while holding \(current.epoch)@\(current.version)"))
         }
         if answer.stages.isEmpty {
-            // A view's versions are the list's: a write that left the view alone
-            // moves `to` on with nothing to apply. The data held is the view at
-            // `to`, so the follow holds that version and shows nothing.
-            if !view.isWholeList && answer.to > current.version {
-                state?.version = answer.to
-                return nil
+            // Nothing to apply, but the version moves on: the net change of
+            // writes that cancel out (an item inserted and deleted since the
+            // version held), or, for a view, writes that left the view alone.
+            // The data held is the data at `to`, so the follow holds that
+            // version and says so with a change of no stages (nothing to show;
+            // no refetch, no reset), so every change still starts where the last ended.
+            if answer.to > current.version {
+                var next = current
+                next.version = answer.to
+                state = next
+                return .changes(
+                    ListChange(from: answer.from, before: current.sections, stages: [], state: next, answer: answer))
             }
             guard answer.to == current.version else {
                 return reject(.invalid("an answer from \(answer.from) to \(answer.to) without stages"))

@@ -85,6 +85,21 @@ import Testing
         #expect(machine.refetchCount == 0)
     }
 
+    /// API.md: the answer is the net change, so writes that cancel out (an
+    /// item inserted and deleted since V) answer no stages with `to` above V.
+    /// The follow holds the new version and says so with a change of no
+    /// stages (the next change starts from it); it does not refetch the list.
+    @Test func aNetChangeOfNothingMovesTheVersionOnWithoutARefetch() throws {
+        var machine = FollowMachine(list: "g")
+        _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
+        let update = machine.receive(try Self.answer(#"{"list":"g","epoch":"e1","from":1,"to":3,"stages":[]}"#))
+        guard case .changes(let change) = update else { Issue.record("expected changes, got \(String(describing: update))"); return }
+        #expect(change.from == 1 && change.state.version == 3 && change.stages.isEmpty)
+        #expect(machine.nextAction == .poll(since: 3, epoch: "e1"))
+        #expect(machine.refetchCount == 0)
+        #expect(machine.state?.sections == (try Self.state(Self.snapshotV1)).sections)
+    }
+
     @Test func aResetReplacesTheDataAndAnotherEpochRefetches() throws {
         var machine = FollowMachine(list: "g")
         _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
