@@ -159,7 +159,7 @@ import Testing
         defer { server.stop() }
         try await Self.seeded(server)
         let proxy = try FaultProxy(
-            upstreamPort: server.port, seed: seed, odds: .init(drop: 0.1, reset: 0.05, delay: 0.05, refuse: 0.02))
+            upstreamPort: server.port, seed: seed, odds: .init(drop: 0.3, reset: 0.2, delay: 0.05, refuse: 0.05))
         defer { proxy.stop() }
         let client = ListClient(baseURL: proxy.baseURL, token: nil)
         client.retryPolicy = RetryPolicy(minimumBackoff: .milliseconds(1), maximumBackoff: .milliseconds(20))
@@ -169,7 +169,7 @@ import Testing
         let direct = server.client()
         #expect(await eventually { follow.state != nil })
         var next = 0
-        for round in 0..<60 {
+        for round in 0..<100 {
             guard let state = follow.state else { break }
             let items = state.sections.flatMap { $0.items.map(\.id) }
             let sections = state.sections.map(\.model.id)
@@ -204,7 +204,7 @@ import Testing
         let problems = reader.consumer.problems
         #expect(problems.isEmpty, "\(problems.prefix(3))")
         print(
-            "randomWritesThroughAFaultyProxyEndAtTheServersState: 60 writes, \(client.writeRetries) retries, "
+            "randomWritesThroughAFaultyProxyEndAtTheServersState: 100 writes, \(client.writeRetries) retries, "
                 + "\(reader.updates.count) updates, fates \(proxy.fates.sorted { $0.key < $1.key })")
         reader.stop()
     }
