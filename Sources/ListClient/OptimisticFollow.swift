@@ -29,10 +29,18 @@ import Synchronization
 ///   whose retries gave up) is undone in one update whose cause carries the
 ///   server's problem.
 ///
-/// Only whole lists: a view's local apply would need the items outside the view.
+/// With a view (`view:`), the whole list is followed and the view computed from
+/// it on the client (ListView's evaluator: filter, order, groups, window), so a
+/// local write lands where the server's view will put it, items entering and
+/// leaving the view or its window included; updates are in the view's positions.
+/// This costs the whole list's snapshot and changes, and an evaluation of the
+/// view per update (O(n log n)), where ``ListClient/follow(list:view:options:)``
+/// receives only the view.
 public final class OptimisticFollow: Sendable {
     /// The list followed.
     public let list: String
+    /// The view of it shown: `ViewSpec.wholeList` for the whole list.
+    public let view: ViewSpec
     /// The client the follow and the writes go through.
     public let client: ListClient
     /// The outbox writes are queued in, if any.
@@ -63,15 +71,19 @@ public final class OptimisticFollow: Sendable {
     private let subscription = Mutex<(any Disposable)?>(nil)
     private let outcomeTask = Mutex<Task<Void, Never>?>(nil)
 
-    /// Starts following `list` (``ListClient/follow(list:options:)``). With an
-    /// `outbox`, writes are queued in it, and the writes it still holds for this
-    /// list (from before a restart) show as pending once the snapshot is in.
-    public init(client: ListClient, list: String, outbox: WriteOutbox? = nil, options: FollowOptions = FollowOptions())
-    {
+    /// Starts following `list` (``ListClient/follow(list:options:)``), shown
+    /// through `view`. With an `outbox`, writes are queued in it, and the writes it
+    /// still holds for this list (from before a restart) show as pending once the
+    /// snapshot is in.
+    public init(
+        client: ListClient, list: String, view: ViewSpec = .wholeList, outbox: WriteOutbox? = nil,
+        options: FollowOptions = FollowOptions()
+    ) {
         self.list = list
+        self.view = view
         self.client = client
         self.outbox = outbox
-        core = Mutex(Core(model: OptimisticList(list: list)))
+        core = Mutex(Core(model: OptimisticList(list: list, view: view)))
         if let outbox {
             // Subscribed before any write is queued, so no outcome is missed.
             let outcomes = outbox.outcomes()
@@ -115,7 +127,7 @@ public final class OptimisticFollow: Sendable {
     /// before the first snapshot and after the list was deleted.
     public var state: ListState? { core.withLock { $0.model.shown } }
 
-    /// The server's state as the follow last heard it.
+    /// The server's state of the whole list as the follow last heard it.
     public var confirmedState: ListState? { core.withLock { $0.model.confirmed } }
 
     /// The writes shown but not yet confirmed, and what they name.

@@ -1,5 +1,6 @@
 import JSON
 import ListModel
+import ListView
 import ListWire
 import SectionDiff
 
@@ -86,15 +87,27 @@ public struct OptimisticList: Sendable {
 
     /// The list followed.
     public let list: String
-    /// The server's state, as the follow last heard it.
+    /// The view of it shown: `ViewSpec.wholeList` for the whole list.
+    public let view: ViewSpec
+    /// The server's state of the whole list, as the follow last heard it.
     public private(set) var confirmed: ListState?
-    /// What shows: ``confirmed`` with the pending writes replayed over it.
+    /// What shows: ``confirmed`` with the pending writes replayed over it, seen through ``view``.
     public private(set) var shown: ListState?
+    /// ``confirmed`` with the pending writes replayed over it (``shown`` for the whole list).
+    private var replayed: ListState?
     /// The writes not yet confirmed, oldest first.
     public private(set) var writes: [Write] = []
 
-    /// An optimistic state for `list`, empty until the follow's first snapshot.
-    public init(list: String) { self.list = list }
+    /// An optimistic state for `list` shown through `view`, empty until the follow's first snapshot.
+    ///
+    /// A view is computed from the whole list (``confirmed`` is the whole list's state)
+    /// with ListView's evaluator, its filter, order, groups and window, so that a
+    /// local write lands where the server's view will put it; updates are the
+    /// difference between two views, made by SectionDiff.
+    public init(list: String, view: ViewSpec = .wholeList) {
+        self.list = list
+        self.view = view
+    }
 
     /// What is pending now.
     public var pending: PendingChanges {
@@ -123,9 +136,18 @@ public struct OptimisticList: Sendable {
             throw ListClientError(kind: .invalidRequest, detail: "the write \(key) is already pending")
         }
         writes.append(Write(key: key, operations: operations, version: nil))
+        guard view.isWholeList else {
+            if var next = replayed {
+                _ = try? LocalApply.apply(operations, to: &next.sections)
+                replayed = next
+            }
+            return show(cause: .local(key: key), pendingBefore: nil)
+                ?? OptimisticUpdate(cause: .local(key: key), update: nil, pending: pending, state: shown)
+        }
         let before = state.sections
         let stages = (try? LocalApply.apply(operations, to: &state.sections)) ?? []
         shown = state
+        replayed = state
         let update: FollowUpdate? =
             stages.isEmpty
             ? nil
@@ -144,20 +166,24 @@ public struct OptimisticList: Sendable {
         case .deleted:
             confirmed = nil
             shown = nil
+            replayed = nil
             return OptimisticUpdate(cause: .server, update: update, pending: pending, state: nil)
         case .snapshot(let state), .reset(let state):
             confirmed = state
             dropConfirmed()
-            var replayed = state
-            replayed.sections = LocalApply.replay(writes.map(\.operations), over: state.sections)
-            shown = replayed
-            let reload: FollowUpdate = if case .snapshot = update { .snapshot(replayed) } else { .reset(replayed) }
-            return OptimisticUpdate(cause: .server, update: reload, pending: pending, state: replayed)
+            var next = state
+            next.sections = LocalApply.replay(writes.map(\.operations), over: state.sections)
+            replayed = next
+            let seen = Self.seen(next, through: view)
+            shown = seen
+            let reload: FollowUpdate = if case .snapshot = update { .snapshot(seen) } else { .reset(seen) }
+            return OptimisticUpdate(cause: .server, update: reload, pending: pending, state: seen)
         case .changes(let change):
             // Nothing pending: what showed was the server's state, and its stages are the change.
-            if writes.isEmpty, let shown, shown.version == change.from {
+            if writes.isEmpty, view.isWholeList, let shown, shown.version == change.from {
                 confirmed = change.state
                 self.shown = change.state
+                replayed = change.state
                 return OptimisticUpdate(cause: .server, update: update, pending: .none, state: change.state)
             }
             confirmed = change.state
@@ -209,9 +235,18 @@ public struct OptimisticList: Sendable {
     private mutating func reconcile(_ cause: OptimisticUpdate.Cause, pendingBefore: PendingChanges?)
         -> OptimisticUpdate?
     {
-        guard let confirmed, let old = shown else { return nil }
+        guard let confirmed else { return nil }
         var next = confirmed
         next.sections = LocalApply.replay(writes.map(\.operations), over: confirmed.sections)
+        replayed = next
+        return show(cause: cause, pendingBefore: pendingBefore)
+    }
+
+    /// Shows ``replayed`` through the view and returns the difference from what
+    /// showed as one update (`nil` for the server's change when nothing at all changed).
+    private mutating func show(cause: OptimisticUpdate.Cause, pendingBefore: PendingChanges?) -> OptimisticUpdate? {
+        guard let old = shown, let replayed else { return nil }
+        let next = Self.seen(replayed, through: view)
         shown = next
         let pendingNow = pending
         let changeset = ListChangeset(from: old.sections, to: next.sections)
@@ -230,10 +265,33 @@ public struct OptimisticList: Sendable {
             sections = after
             stages.append(AppliedStage(stage: stage, sections: after))
         }
+        let local = if case .local = cause { true } else { false }
         let answer = Self.answer(
-            list: list, epoch: next.epoch, version: old.version, stages, local: false, to: next.version)
+            list: list, epoch: next.epoch, version: old.version, stages, local: local, to: next.version)
         let change = ListChange(from: old.version, before: old.sections, stages: stages, state: next, answer: answer)
         return OptimisticUpdate(cause: cause, update: .changes(change), pending: pendingNow, state: next)
+    }
+
+    /// `state` seen through `view`: the view's sections, ids and models as the
+    /// server's view has them (a group's id is its value's JSON text).
+    static func seen(_ state: ListState, through view: ViewSpec) -> ListState {
+        guard !view.isWholeList else { return state }
+        let source = state.sections.compactMap { section -> SourceSection? in
+            guard let id = Identifier(section.model.id) else { return nil }
+            let items = section.items.compactMap { item in
+                Identifier(item.id).map { ViewItem(id: $0, model: Model(trustedCanonicalText: item.model.text)) }
+            }
+            return SourceSection(id: id, model: Model(trustedCanonicalText: section.model.model.text), items: items)
+        }
+        // The models come from the server, which stores only JSON: evaluation cannot fail on them.
+        let sections = ((try? view.evaluate(source)) ?? []).map { section in
+            ArraySection(
+                model: JSONEntry(id: section.id, model: JSONText(section.model.canonicalText)),
+                items: section.items.map { JSONEntry(id: $0.id.rawValue, model: JSONText($0.model.canonicalText)) })
+        }
+        var seen = state
+        seen.sections = sections
+        return seen
     }
 
     /// A change answer for stages the client made (a local write, a rebase), in the

@@ -135,6 +135,23 @@ struct OracleList {
         }
     }
 
+    /// `sections` seen through `view`, by ListView's evaluator (the server's views' own oracle).
+    static func seen(_ sections: [Section], through view: ViewSpec) -> UIKitBatchModel.State {
+        guard !view.isWholeList else { return UIKitBatchModel.State(sections: sections) }
+        let source = sections.map { section in
+            SourceSection(
+                id: Identifier(section.id) ?? "x", model: Model(trustedCanonicalText: section.model),
+                items: section.items.map { ViewItem(id: Identifier($0.id) ?? "x", model: Model(trustedCanonicalText: $0.model)) })
+        }
+        let evaluated = (try? view.evaluate(source)) ?? []
+        return UIKitBatchModel.State(
+            sections: evaluated.map { section in
+                Section(
+                    id: section.id, model: section.model.canonicalText,
+                    items: section.items.map { Item(id: $0.id.rawValue, model: $0.model.canonicalText) })
+            })
+    }
+
     var snapshot: ListState {
         ListState(id: id, name: "", epoch: epoch, version: version, sections: Self.wire(sections))
     }

@@ -19,7 +19,9 @@ import Testing
         var random: SeededGenerator
         var server: OracleList
         var machine = FollowMachine(list: "l")
-        var model = OptimisticList(list: "l")
+        var model: OptimisticList
+        /// The view shown (the whole list in half the cases).
+        let view: ViewSpec
         var consumer = TableConsumer()
         /// Writes shown, not yet seen by the server, in order: key, operations, If-Match.
         var unsent: [(key: String, operations: [ListOperation], ifMatch: Int64?)] = []
@@ -47,6 +49,10 @@ import Testing
                 sections.append(OracleList.Section(id: "s\(s)", model: "{}", items: items))
             }
             server = OracleList(sections: sections)
+            let views = ["", "where=n:1", "order=n", "order=-n&limit=3", "group=n", "where=n:2&group=n", "group=n&order=-n&limit=2"]
+            let query = Bool.random(using: &random) ? "" : views.randomElement(using: &random) ?? ""
+            view = (try? ViewSpec(parsing: query)) ?? .wholeList
+            model = OptimisticList(list: "l", view: view)
         }
 
         mutating func freshID(_ prefix: String) -> Identifier {
@@ -86,8 +92,7 @@ import Testing
         /// What must show: the oracle's server state at the follow's version, the pending writes over it.
         var expected: UIKitBatchModel.State? {
             guard let version = machine.state?.version, let base = server.history[version] else { return nil }
-            return UIKitBatchModel.State(
-                OracleList.wire(OracleList.replay(pending.map(\.operations), over: base)))
+            return OracleList.seen(OracleList.replay(pending.map(\.operations), over: base), through: view)
         }
 
         mutating func take(_ update: OptimisticUpdate?, _ what: String, step: Int, seed: UInt64) {
@@ -191,7 +196,8 @@ import Testing
                 switch Int.random(in: 0..<100, using: &random) {
                 case 0..<30:
                     // A local write of 1-3 operations over what shows.
-                    let shownSections = consumer.shown?.sections ?? []
+                    // Over what shows; a view's sections are not the list's, so over the server's list.
+                    let shownSections = view.isWholeList ? consumer.shown?.sections ?? [] : server.sections
                     let operations = (0..<Int.random(in: 1...3, using: &random)).map { _ in operation(over: shownSections) }
                     let ifMatch: Int64? = Int.random(in: 0..<8, using: &random) == 0 ? machine.state?.version : nil
                     nextKey += 1
@@ -246,6 +252,7 @@ import Testing
         let seed = SeededGenerator.seed(for: "reconcileAgainstTheOracle")
         var seeds = SeededGenerator(seed: seed)
         let cases = SeededGenerator.cases(normal: 400, long: 5_000)
+        var views = 0
         var totals = (writes: 0, quiet: 0, quietStages: 0, confirmations: 0, confirmationStages: 0, rejections: 0)
         for _ in 0..<cases {
             let caseSeed = seeds.next()
@@ -253,11 +260,13 @@ import Testing
             test.run(steps: Int.random(in: 10...80, using: &seeds), seed: caseSeed)
             for problem in test.consumer.problems.prefix(3) { Issue.record(Comment(rawValue: problem)) }
             guard test.consumer.problems.isEmpty else { return }
-            // The end: the server's snapshot, nothing pending.
-            #expect(test.model.shown?.sections == test.server.snapshot.sections, "case seed \(caseSeed)")
+            // The end: the server's snapshot (through the view), nothing pending.
+            let final = OracleList.seen(test.server.sections, through: test.view)
+            #expect(test.model.shown.map { UIKitBatchModel.State($0.sections) } == final, "case seed \(caseSeed)")
             #expect(test.model.confirmed?.version == test.server.version, "case seed \(caseSeed)")
             #expect(test.model.pending.isEmpty, "case seed \(caseSeed)")
-            #expect(test.consumer.shown == UIKitBatchModel.State(test.server.snapshot.sections), "case seed \(caseSeed)")
+            #expect(test.consumer.shown == final, "case seed \(caseSeed)")
+            if !test.view.isWholeList { views += 1 }
             totals.writes += test.nextKey
             totals.quiet += test.quietUpdates
             totals.quietStages += test.quietStages
@@ -266,7 +275,7 @@ import Testing
             totals.rejections += test.rejections
         }
         print(
-            "reconcileAgainstTheOracle: \(cases) cases, \(totals.writes) local writes, \(totals.rejections) rejected, "
+            "reconcileAgainstTheOracle: \(cases) cases (\(views) through a view), \(totals.writes) local writes, \(totals.rejections) rejected, "
                 + "\(totals.confirmations) confirmed with nothing to show (\(totals.confirmationStages) stages), "
                 + "\(totals.quiet) updates that changed nothing visible (\(totals.quietStages) stages)")
         #expect(totals.quietStages == 0)
@@ -274,5 +283,6 @@ import Testing
         // The generator must reach what the test is about.
         #expect(totals.confirmations > cases)
         #expect(totals.rejections > cases / 10)
+        #expect(views > cases / 4)
     }
 }
