@@ -119,6 +119,37 @@ import Testing
         reader.stop()
     }
 
+    /// A view (filter, descending order, window): a write lands where the server's
+    /// view puts it, and its confirmation shows nothing.
+    @Test func aViewShowsALocalWriteWhereTheServersViewPutsIt() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        try await Self.seeded(server)
+        let direct = server.client()
+        _ = try await direct.patchList(
+            "l", (0..<6).map { .insertItem(section: "t", id: Identifier("v\($0)") ?? "x", model: ["n": .number(JSONNumber(Int64($0)))]) })
+        let view = try ViewSpec(parsing: "where=done:false&order=-n&limit=3")
+        let follow = OptimisticFollow(client: server.client(), list: "l", view: view, options: Self.options)
+        defer { follow.stop() }
+        let reader = Reader(follow)
+        #expect(await eventually { follow.state != nil })
+        #expect(follow.state?.itemCount == 0)  // no item has done:false yet
+
+        try follow.apply([.updateItem(id: "v2", model: ["n": 2, "done": false])])
+        #expect(follow.state?.sections.flatMap { $0.items.map(\.id) } == ["v2"])
+        try follow.apply([.updateItem(id: "v5", model: ["n": 5, "done": false]), .updateItem(id: "v4", model: ["n": 4, "done": false])])
+        try follow.apply([.updateItem(id: "v3", model: ["n": 3, "done": false])])
+        // The window: the three largest n; v2 left it.
+        #expect(follow.state?.sections.flatMap { $0.items.map(\.id) } == ["v5", "v4", "v3"])
+        #expect(await eventually { follow.pending.isEmpty })
+        #expect(await eventually { reader.updates.last?.pending.isEmpty == true })
+        let updates = reader.updates
+        #expect(updates.filter { if case .local = $0.cause { false } else { true } }.allSatisfy { Self.stageCount($0) == 0 })
+        #expect(try await direct.list("l", view: view).sections == follow.state?.sections)
+        #expect(reader.consumer.problems == [])
+        reader.stop()
+    }
+
     /// Writes through an outbox: the same keys, confirmed with no stage.
     @Test func writesThroughAnOutboxAreConfirmedWithNoStage() async throws {
         let server = try await TestServer()
