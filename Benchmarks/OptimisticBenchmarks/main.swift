@@ -43,7 +43,8 @@ func operation(
     case 1 where !inserted.isEmpty:
         return .deleteItem(id: Identifier(inserted.removeFirst()) ?? "x")
     case 2 where item != nil:
-        return .moveItem(id: Identifier(item?.id ?? "") ?? "x", to: Int.random(in: 0..<section.items.count, using: &random))
+        return .moveItem(
+            id: Identifier(item?.id ?? "") ?? "x", to: Int.random(in: 0..<section.items.count, using: &random))
     default:
         return .updateItem(
             id: Identifier(item?.id ?? "i0_0") ?? "x", model: ["n": .number(JSONNumber(Int64(number)))])
@@ -86,13 +87,31 @@ for number in 0..<writes {
     }
 }
 
+// MARK: The pure model through a view: every write evaluates the view of the whole list.
+
+let viewQuery = "order=-n&limit=100"
+var viewModel = OptimisticList(list: "l", view: try ViewSpec(parsing: viewQuery))
+_ = viewModel.receive(.snapshot(ListState(id: "l", name: "", epoch: "e", version: 1, sections: sections)))
+var viewTimes: [Duration] = []
+var viewInserted: [String] = []
+for number in 0..<min(writes, 200) {
+    guard let state = viewModel.confirmed else { break }
+    let op = operation(over: state, number: number, inserted: &viewInserted, random: &random)
+    let start = clock.now
+    _ = try viewModel.write([op], key: "v\(number)")
+    viewTimes.append(clock.now - start)
+    _ = viewModel.failed(key: "v\(number)", error: ListClientError(kind: .problem, status: 409, detail: "undone"))
+}
+
 // MARK: The follow: a real listd, an OptimisticFollow over its socket transport.
 
 let server = try await ListdProcess()
 let client = ListClient(baseURL: server.baseURL, token: nil)
 _ = try await client.createList(id: "l")
 for s in 0..<sectionCount {
-    let items = (0..<perSection).map { i in NewItem(id: Identifier("i\(s)_\(i)"), model: ["n": .number(JSONNumber(Int64(i)))]) }
+    let items = (0..<perSection).map { i in
+        NewItem(id: Identifier("i\(s)_\(i)"), model: ["n": .number(JSONNumber(Int64(i)))])
+    }
     _ = try await client.patchList("l", [.insertSection(id: Identifier("s\(s)"), model: [:], items: items)])
 }
 let follow = OptimisticFollow(
@@ -168,9 +187,14 @@ follow.stop()
 reader.cancel()
 server.stop()
 
-print("\(writes) single-operation writes (insert, update, move, delete) to a \(sectionCount * perSection)-item list, seed \(seed)")
+print(
+    "\(writes) single-operation writes (insert, update, move, delete) to a \(sectionCount * perSection)-item list, seed \(seed)"
+)
 print(
     "pure model (OptimisticList.write): median \(micros(percentile(modelTimes, 0.5))), p99 \(micros(percentile(modelTimes, 0.99)))"
+)
+print(
+    "pure model through the view \(viewQuery), \(viewTimes.count) writes: median \(micros(percentile(viewTimes, 0.5))), p99 \(micros(percentile(viewTimes, 0.99)))"
 )
 print(
     "OptimisticFollow.apply to state shown: median \(micros(percentile(shownTimes, 0.5))), p99 \(micros(percentile(shownTimes, 0.99))), max \(micros(percentile(shownTimes, 1)))"

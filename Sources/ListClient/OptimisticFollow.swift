@@ -270,7 +270,11 @@ public final class OptimisticFollow: Sendable {
     }
 
     private func finish(_ error: ListClientError?) {
-        let ended = core.withLock { core -> (observers: [AsyncStream<OptimisticUpdate>.Continuation], waiters: [CheckedContinuation<Result<JSONValue, ListClientError>, Never>]) in
+        let ended = core.withLock {
+            core -> (
+                observers: [AsyncStream<OptimisticUpdate>.Continuation],
+                waiters: [CheckedContinuation<Result<JSONValue, ListClientError>, Never>]
+            ) in
             guard !core.finished else { return ([], []) }
             core.finished = true
             core.failure = error

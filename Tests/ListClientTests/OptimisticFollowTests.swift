@@ -64,7 +64,9 @@ import Testing
         let reader = Reader(follow)
         #expect(await eventually { follow.state != nil })
 
-        let key = try follow.apply([.insertItem(section: "s", id: "b", model: ["n": 2], at: 0), .moveItem(id: "a", section: "t", to: 0)])
+        let key = try follow.apply([
+            .insertItem(section: "s", id: "b", model: ["n": 2], at: 0), .moveItem(id: "a", section: "t", to: 0),
+        ])
         // Shown before apply returned: no answer needed.
         let shown = try #require(follow.state)
         #expect(shown.sections.map { $0.items.map(\.id) } == [["b"], ["a"]])
@@ -127,7 +129,10 @@ import Testing
         try await Self.seeded(server)
         let direct = server.client()
         _ = try await direct.patchList(
-            "l", (0..<6).map { .insertItem(section: "t", id: Identifier("v\($0)") ?? "x", model: ["n": .number(JSONNumber(Int64($0)))]) })
+            "l",
+            (0..<6).map {
+                .insertItem(section: "t", id: Identifier("v\($0)") ?? "x", model: ["n": .number(JSONNumber(Int64($0)))])
+            })
         let view = try ViewSpec(parsing: "where=done:false&order=-n&limit=3")
         let follow = OptimisticFollow(client: server.client(), list: "l", view: view, options: Self.options)
         defer { follow.stop() }
@@ -137,14 +142,19 @@ import Testing
 
         try follow.apply([.updateItem(id: "v2", model: ["n": 2, "done": false])])
         #expect(follow.state?.sections.flatMap { $0.items.map(\.id) } == ["v2"])
-        try follow.apply([.updateItem(id: "v5", model: ["n": 5, "done": false]), .updateItem(id: "v4", model: ["n": 4, "done": false])])
+        try follow.apply([
+            .updateItem(id: "v5", model: ["n": 5, "done": false]),
+            .updateItem(id: "v4", model: ["n": 4, "done": false]),
+        ])
         try follow.apply([.updateItem(id: "v3", model: ["n": 3, "done": false])])
         // The window: the three largest n; v2 left it.
         #expect(follow.state?.sections.flatMap { $0.items.map(\.id) } == ["v5", "v4", "v3"])
         #expect(await eventually { follow.pending.isEmpty })
         #expect(await eventually { reader.updates.last?.pending.isEmpty == true })
         let updates = reader.updates
-        #expect(updates.filter { if case .local = $0.cause { false } else { true } }.allSatisfy { Self.stageCount($0) == 0 })
+        #expect(
+            updates.filter { if case .local = $0.cause { false } else { true } }.allSatisfy { Self.stageCount($0) == 0 }
+        )
         #expect(try await direct.list("l", view: view).sections == follow.state?.sections)
         #expect(reader.consumer.problems == [])
         reader.stop()
@@ -166,14 +176,20 @@ import Testing
         #expect(await eventually { follow.state != nil })
         var keys: [String] = []
         for n in 0..<20 {
-            keys.append(try follow.apply([.insertItem(section: "t", id: Identifier("o\(n)") ?? "x", model: ["n": .number(JSONNumber(Int64(n)))])]))
+            keys.append(
+                try follow.apply([
+                    .insertItem(
+                        section: "t", id: Identifier("o\(n)") ?? "x", model: ["n": .number(JSONNumber(Int64(n)))])
+                ]))
         }
         #expect(follow.state?.sections[1].items.count == 20)
         #expect(await eventually { follow.pending.isEmpty })
         #expect(await eventually { reader.updates.last?.pending.isEmpty == true })
         let updates = reader.updates
         #expect(updates.filter { if case .local = $0.cause { true } else { false } }.count == 20)
-        #expect(updates.filter { if case .local = $0.cause { false } else { true } }.allSatisfy { Self.stageCount($0) == 0 })
+        #expect(
+            updates.filter { if case .local = $0.cause { false } else { true } }.allSatisfy { Self.stageCount($0) == 0 }
+        )
         #expect(try await client.list("l").sections == follow.state?.sections)
         #expect(reader.consumer.problems == [])
         await outbox.close()
@@ -229,7 +245,10 @@ import Testing
         #expect(await eventually(60) { follow.pending.isEmpty })
         let final = try await direct.list("l")
         #expect(await eventually(30) { follow.confirmedState?.version == final.version })
-        #expect(await eventually { reader.updates.last?.state?.version == final.version && reader.updates.last?.pending.isEmpty == true })
+        #expect(
+            await eventually {
+                reader.updates.last?.state?.version == final.version && reader.updates.last?.pending.isEmpty == true
+            })
         #expect(follow.state?.sections == final.sections)
         #expect(reader.consumer.shown == UIKitBatchModel.State(final.sections))
         let problems = reader.consumer.problems

@@ -141,7 +141,9 @@ struct OracleList {
         let source = sections.map { section in
             SourceSection(
                 id: Identifier(section.id) ?? "x", model: Model(trustedCanonicalText: section.model),
-                items: section.items.map { ViewItem(id: Identifier($0.id) ?? "x", model: Model(trustedCanonicalText: $0.model)) })
+                items: section.items.map {
+                    ViewItem(id: Identifier($0.id) ?? "x", model: Model(trustedCanonicalText: $0.model))
+                })
         }
         let evaluated = (try? view.evaluate(source)) ?? []
         return UIKitBatchModel.State(
@@ -194,7 +196,9 @@ struct TableConsumer {
                 return 0
             }
             if state != UIKitBatchModel.State(change.before) {
-                problems.append("\(context()): the change starts from \(UIKitBatchModel.State(change.before)), the table shows \(state)")
+                problems.append(
+                    "\(context()): the change starts from \(UIKitBatchModel.State(change.before)), the table shows \(state)"
+                )
             }
             for (number, applied) in change.stages.enumerated() {
                 if applied.stage.isEmpty { problems.append("\(context()): empty stage \(number)") }

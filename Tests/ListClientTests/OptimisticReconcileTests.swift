@@ -49,7 +49,10 @@ import Testing
                 sections.append(OracleList.Section(id: "s\(s)", model: "{}", items: items))
             }
             server = OracleList(sections: sections)
-            let views = ["", "where=n:1", "order=n", "order=-n&limit=3", "group=n", "where=n:2&group=n", "group=n&order=-n&limit=2"]
+            let views = [
+                "", "where=n:1", "order=n", "order=-n&limit=3", "group=n", "where=n:2&group=n",
+                "group=n&order=-n&limit=2",
+            ]
             let query = Bool.random(using: &random) ? "" : views.randomElement(using: &random) ?? ""
             view = (try? ViewSpec(parsing: query)) ?? .wholeList
             model = OptimisticList(list: "l", view: view)
@@ -68,7 +71,8 @@ import Testing
                 ? freshID("gone") : Identifier(items.randomElement(using: &random) ?? "x") ?? "x"
             let section = sections.randomElement(using: &random)
             let sectionID = Identifier(section?.id ?? "nosection") ?? "x"
-            let model = Model(JSONValue.object(["n": .number(JSONNumber(Int64(Int.random(in: 0..<4, using: &random))))]))
+            let model = Model(
+                JSONValue.object(["n": .number(JSONNumber(Int64(Int.random(in: 0..<4, using: &random))))]))
             switch Int.random(in: 0..<20, using: &random) {
             case 0..<5:
                 let count = section?.items.count ?? 0
@@ -79,7 +83,8 @@ import Testing
                 let target = Bool.random(using: &random) ? nil : sections.randomElement(using: &random)
                 let count = (target ?? section)?.items.count ?? 0
                 return .moveItem(
-                    id: anyItem, section: target.flatMap { Identifier($0.id) }, to: Int.random(in: 0...count, using: &random))
+                    id: anyItem, section: target.flatMap { Identifier($0.id) },
+                    to: Int.random(in: 0...count, using: &random))
             case 13..<16: return .deleteItem(id: anyItem)
             case 16: return .insertSection(id: freshID("s"), model: model, items: [NewItem(id: freshID("n"))], at: nil)
             case 17: return .updateSection(id: sectionID, model: model)
@@ -101,7 +106,8 @@ import Testing
             let stages = consumer.take(update?.update, context: context)
             guard let expected else { return }
             if consumer.shown != expected {
-                consumer.problems.append("\(context): shows \(consumer.shown.map(\.description) ?? "nil"), expected \(expected)")
+                consumer.problems.append(
+                    "\(context): shows \(consumer.shown.map(\.description) ?? "nil"), expected \(expected)")
             }
             if model.shown.map({ UIKitBatchModel.State($0.sections) }) != expected {
                 consumer.problems.append("\(context): the model's state is not what shows")
@@ -117,7 +123,9 @@ import Testing
                 if case .local = update.cause { return }
                 quietUpdates += 1
                 quietStages += stages
-                if stages > 0 { consumer.problems.append("\(context): \(stages) stages for \(update.cause), which changed nothing") }
+                if stages > 0 {
+                    consumer.problems.append("\(context): \(stages) stages for \(update.cause), which changed nothing")
+                }
             }
         }
 
@@ -176,7 +184,8 @@ import Testing
                 let error = ListClientError(kind: .problem, status: refusal.status, detail: "\(refusal)")
                 let update = model.failed(key: key, error: error)
                 if update?.cause != .rejected(key: key, error) {
-                    consumer.problems.append("seed \(seed) step \(step): a rejection reported as \(String(describing: update?.cause))")
+                    consumer.problems.append(
+                        "seed \(seed) step \(step): a rejection reported as \(String(describing: update?.cause))")
                 }
                 take(update, "rejection", step: step, seed: seed)
             }
@@ -198,7 +207,9 @@ import Testing
                     // A local write of 1-3 operations over what shows.
                     // Over what shows; a view's sections are not the list's, so over the server's list.
                     let shownSections = view.isWholeList ? consumer.shown?.sections ?? [] : server.sections
-                    let operations = (0..<Int.random(in: 1...3, using: &random)).map { _ in operation(over: shownSections) }
+                    let operations = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                        operation(over: shownSections)
+                    }
                     let ifMatch: Int64? = Int.random(in: 0..<8, using: &random) == 0 ? machine.state?.version : nil
                     nextKey += 1
                     let key = "k\(nextKey)"
@@ -227,7 +238,9 @@ import Testing
                     giveUp(write.key, step: step, seed: seed)
                 case 56..<72:
                     // Someone else writes.
-                    let operations = (0..<Int.random(in: 1...2, using: &random)).map { _ in operation(over: server.sections) }
+                    let operations = (0..<Int.random(in: 1...2, using: &random)).map { _ in
+                        operation(over: server.sections)
+                    }
                     _ = server.apply(operations)
                 case 72..<92:
                     poll(step: step, seed: seed)

@@ -46,7 +46,8 @@ public enum UIKitBatchModel {
 
         /// `[s1: a b, s2: c]`, for test failures.
         public var description: String {
-            "[" + sections.map { "\($0.id): " + $0.items.map(\.id).joined(separator: " ") }.joined(separator: ", ") + "]"
+            "[" + sections.map { "\($0.id): " + $0.items.map(\.id).joined(separator: " ") }.joined(separator: ", ")
+                + "]"
         }
     }
 
