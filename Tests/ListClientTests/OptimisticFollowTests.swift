@@ -196,6 +196,34 @@ import Testing
         reader.stop()
     }
 
+    /// Writes an outbox held before the follow existed (say, from before a restart)
+    /// show as pending over the first snapshot, and are confirmed with no stage.
+    @Test func writesLeftInAnOutboxShowAsPending() async throws {
+        let server = try await TestServer()
+        defer { server.stop() }
+        try await Self.seeded(server)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("optimistic-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let client = server.client()
+        let outbox = try await WriteOutbox(
+            file: directory.appendingPathComponent("outbox.jsonl"), client: client, draining: false)
+        let queued = try await outbox.enqueue(.patchList("l", [.insertItem(section: "s", id: "q", model: ["n": 7])]))
+        let follow = OptimisticFollow(client: client, list: "l", outbox: outbox, options: Self.options)
+        defer { follow.stop() }
+        let reader = Reader(follow)
+        #expect(await eventually { follow.state != nil })
+        #expect(follow.state?.sections.first?.items.map(\.id) == ["a", "q"])
+        #expect(follow.pending.keys == [queued.key])
+        outbox.startDraining()
+        #expect(await eventually { follow.pending.isEmpty })
+        #expect(await eventually { reader.updates.last?.pending.isEmpty == true })
+        #expect(reader.updates.allSatisfy { Self.stageCount($0) == 0 })
+        #expect(try await client.list("l").sections == follow.state?.sections)
+        await outbox.close()
+        reader.stop()
+    }
+
     /// Random item writes through a proxy that loses answers (retried with the same
     /// key), with another client writing directly: what shows ends at the server's
     /// snapshot, every stage passes the UIKit model.
