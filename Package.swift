@@ -152,6 +152,12 @@ let package = Package(
             exclude: ["README.md"]
         ),
         .executableTarget(
+            name: "OptimisticBenchmarks",
+            dependencies: ["ListClient", "ListClientNetworking", "ListdTestSupport", "JSON", "SectionDiff"],
+            path: "Benchmarks/OptimisticBenchmarks",
+            exclude: ["README.md"]
+        ),
+        .executableTarget(
             name: "FollowBenchmarks",
             dependencies: [
                 "ListClient", "ListClientNetworking", "ListWire", "SectionDiff", "JSON", "ReactiveCore",
@@ -248,7 +254,9 @@ let package = Package(
             name: "OutboxCrashWriter", dependencies: ["ListClient", "ListClientNetworking"],
             path: "Tests/OutboxCrashWriter"),
         // Starting a real listd for end-to-end tests, shared by the test targets that need it.
-        .target(name: "ListdTestSupport", dependencies: ["Postgres", "CSystem"], path: "Tests/ListdTestSupport"),
+        .target(
+            name: "ListdTestSupport", dependencies: ["Postgres", "CSystem", "ListWire", "SectionDiff"],
+            path: "Tests/ListdTestSupport"),
     ]
 )
 

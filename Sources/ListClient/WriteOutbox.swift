@@ -126,10 +126,11 @@ public final class WriteOutbox: Sendable {
 
     deinit { journal.close() }
 
-    /// Queues `request` behind the writes already queued, with a new idempotency
-    /// key, and returns once it is in the file.
+    /// Queues `request` behind the writes already queued, with the idempotency key
+    /// `key` (a new one for `nil`; ``OptimisticFollow`` passes the key of the write it
+    /// shows), and returns once it is in the file.
     @discardableResult
-    public func enqueue(_ request: WriteRequest) async throws(ListClientError) -> PendingWrite {
+    public func enqueue(_ request: WriteRequest, key: String? = nil) async throws(ListClientError) -> PendingWrite {
         let result: Result<PendingWrite, ListClientError> = await withCheckedContinuation { continuation in
             state.withLock { state in
                 guard !state.closed else {
@@ -137,7 +138,7 @@ public final class WriteOutbox: Sendable {
                         returning: .failure(ListClientError(kind: .outbox, detail: "the outbox is closed")))
                     return
                 }
-                let write = PendingWrite(id: state.nextID, key: IdempotencyKey.make(), request: request)
+                let write = PendingWrite(id: state.nextID, key: key ?? IdempotencyKey.make(), request: request)
                 state.nextID += 1
                 state.appending += 1
                 // Handed to the journal under the lock, so the file's order is the ids' order.
