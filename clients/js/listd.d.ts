@@ -28,6 +28,8 @@ export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
   sections: Section<ItemModel, SectionModel>[];
   /** In what a follow shows: the ids of items whose optimistic writes (`Follower.patch`) are not yet confirmed. */
   pending?: string[];
+  /** In what a follow shows: the ids of sections whose optimistic writes are not yet confirmed. */
+  pendingSections?: string[];
 }
 
 /** `[section, item]`. */
@@ -161,11 +163,13 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   /** Called after every change of the data or the state; returns the unsubscribe (bound). */
   subscribe(listener: () => void): () => void;
   /**
-   * An optimistic PATCH of item operations (`insertItem` with an id, `updateItem`, `moveItem`,
-   * `deleteItem`): shown at once (`getSnapshot().pending`), confirmed without a visible change,
-   * rolled back in one update if refused. Settles as `client.patchList`.
+   * An optimistic PATCH (any list operation; inserts name their ids): shown at once
+   * (`getSnapshot().pending`, `.pendingSections`), confirmed without a visible change, rolled back
+   * in one update if refused, rebased under someone else's changes. Settles as `client.patchList`.
+   * A view's follower rejects it with a TypeError and sends nothing (where a write lands in a
+   * view is the server's to say): write with `client.patchList`.
    */
-  patch(ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
+  patch(ops: OptimisticOperation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */
   updates(): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
   [Symbol.asyncIterator](): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
@@ -256,6 +260,12 @@ export type Operation<ItemModel = unknown, SectionModel = unknown> =
   | { op: "updateItem"; id: string; model: ItemModel }
   | { op: "moveItem"; id: string; section?: string; to: number }
   | { op: "deleteItem"; id: string };
+
+/** An operation `Follower.patch` can show before the server answers: inserts name the ids of what they insert. */
+export type OptimisticOperation<ItemModel = unknown, SectionModel = unknown> =
+  | Exclude<Operation<ItemModel, SectionModel>, { op: "insertSection" | "insertItem" }>
+  | { op: "insertSection"; section: { id: string; model?: SectionModel; items?: Item<ItemModel>[] }; at?: number }
+  | { op: "insertItem"; section: string; item: { id: string; model: ItemModel }; at?: number };
 
 /** A listd server: REST calls and `follow`. */
 export declare class ListdClient {

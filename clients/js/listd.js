@@ -1210,7 +1210,31 @@ function closedError() {
 }
 
 /** The operations `Follower.patch` shows before the server answers. */
-const optimisticOps = new Set(["insertItem", "updateItem", "moveItem", "deleteItem"]);
+const optimisticOps = new Set([
+  "insertSection", "updateSection", "moveSection", "deleteSection",
+  "insertItem", "updateItem", "moveItem", "deleteItem",
+]);
+
+/** Why `op` cannot be shown before the server answers, or null when it can. */
+function unshowable(op) {
+  if (!optimisticOps.has(op?.op)) return "not a list operation";
+  if (op.op === "insertItem" && typeof op.item?.id !== "string") return "insertItem needs the item's id";
+  if (op.op === "insertSection") {
+    if (typeof op.section?.id !== "string") return "insertSection needs the section's id";
+    if ((op.section.items || []).some((item) => typeof item?.id !== "string")) return "insertSection needs every item's id";
+  }
+  return null;
+}
+
+/** The ids an operation touches: `{items, sections}`. */
+function opIDs(op) {
+  switch (op.op) {
+    case "insertItem": return { items: [op.item.id], sections: [] };
+    case "updateItem": case "moveItem": case "deleteItem": return { items: [op.id], sections: [] };
+    case "insertSection": return { items: (op.section.items || []).map((item) => item.id), sections: [op.section.id] };
+    default: return { items: [], sections: [op.id] };
+  }
+}
 
 /** Whether two JSON values are equal (object keys in any order). */
 function sameJSON(a, b) {
@@ -1232,38 +1256,65 @@ function findItem(sections, id) {
 }
 
 /**
- * Item operations replayed over `sections` as the server applies them, one
- * stage each with the stage that undoes it. An operation that does not
- * apply (its item is there already, or gone) is left out: it is the
- * server's to accept or refuse, and replaying an applied write changes nothing.
+ * Operations replayed over `sections` as the server applies them, one stage
+ * each with the stage that undoes it. An operation that does not apply (its
+ * item or section is there already, or gone, or its position is out of
+ * range) is left out: it is the server's to accept or refuse, and replaying
+ * an applied write changes nothing.
  */
 function replayOps(sections, ops) {
   const steps = [];
+  const sectionIndex = (id) => sections.findIndex((candidate) => candidate.id === id);
   for (const op of ops) {
-    const at = op.op === "insertItem" ? null : findItem(sections, op.id);
     let step = null;
-    if (op.op === "insertItem") {
-      const section = sections.findIndex((candidate) => candidate.id === op.section);
+    if (op.op === "insertSection") {
+      const count = sections.length;
+      const index = op.at ?? count;
+      const items = (op.section.items || []).map((item) => ({ id: item.id, model: item.model ?? {} }));
+      const ids = new Set(items.map((item) => item.id));
+      if (sectionIndex(op.section.id) < 0 && ids.size === items.length && items.every((item) => !findItem(sections, item.id))
+        && isIndex(index) && index >= 0 && index <= count) {
+        const section = { id: op.section.id, model: op.section.model ?? {}, items };
+        step = { stage: { sectionInserted: [{ at: index, section }] }, inverse: { sectionDeleted: [index] } };
+      }
+    } else if (op.op === "updateSection") {
+      const at = sectionIndex(op.id);
+      if (at >= 0 && !sameJSON(sections[at].model, op.model)) {
+        step = { stage: { sectionUpdated: [{ at, model: op.model }] }, inverse: { sectionUpdated: [{ at, model: sections[at].model }] } };
+      }
+    } else if (op.op === "moveSection") {
+      const from = sectionIndex(op.id);
+      if (from >= 0 && isIndex(op.to) && op.to >= 0 && op.to < sections.length && op.to !== from) {
+        step = { stage: { sectionMoved: [{ from, to: op.to }] }, inverse: { sectionMoved: [{ from: op.to, to: from }] } };
+      }
+    } else if (op.op === "deleteSection") {
+      const at = sectionIndex(op.id);
+      if (at >= 0) step = { stage: { sectionDeleted: [at] }, inverse: { sectionInserted: [{ at, section: sections[at] }] } };
+    } else if (op.op === "insertItem") {
+      const section = sectionIndex(op.section);
       const count = section >= 0 ? sections[section].items.length : -1;
       const index = op.at ?? count;
-      if (section >= 0 && !findItem(sections, op.item.id) && index >= 0 && index <= count) {
+      if (section >= 0 && !findItem(sections, op.item.id) && isIndex(index) && index >= 0 && index <= count) {
         const item = { id: op.item.id, model: op.item.model ?? {} };
         step = { stage: { itemInserted: [{ at: [section, index], item }] }, inverse: { itemDeleted: [[section, index]] } };
       }
-    } else if (at && op.op === "updateItem") {
-      const old = sections[at[0]].items[at[1]];
-      if (!sameJSON(old.model, op.model)) {
-        step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
-      }
-    } else if (at && op.op === "deleteItem") {
-      const old = sections[at[0]].items[at[1]];
-      step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
-    } else if (at && op.op === "moveItem") {
-      const section = op.section === undefined ? at[0] : sections.findIndex((candidate) => candidate.id === op.section);
-      const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
-      if (section >= 0 && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
-        const to = [section, op.to];
-        step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+    } else {
+      const at = findItem(sections, op.id);
+      if (at && op.op === "updateItem") {
+        const old = sections[at[0]].items[at[1]];
+        if (!sameJSON(old.model, op.model)) {
+          step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
+        }
+      } else if (at && op.op === "deleteItem") {
+        const old = sections[at[0]].items[at[1]];
+        step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
+      } else if (at && op.op === "moveItem") {
+        const section = op.section === undefined ? at[0] : sectionIndex(op.section);
+        const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
+        if (section >= 0 && isIndex(op.to) && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
+          const to = [section, op.to];
+          step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+        }
       }
     }
     if (!step) continue;
@@ -1372,26 +1423,33 @@ export class Follower {
   }
 
   /**
-   * An optimistic write: `ops` (item operations: `insertItem` with an item
-   * id, `updateItem`, `moveItem`, `deleteItem`) show at once in
-   * `getSnapshot()`, as one "changes" update with `answer.optimistic`, the
-   * snapshot's `pending` naming the items of writes not yet confirmed; then
-   * they are sent with `client.patchList` (retried, or queued in the
-   * outbox). The server's change that carries them shows nothing new; a
-   * rejection takes them back in one "changes" update; a change of someone
-   * else's while they are pending shows as one update (undo, the server's
-   * stages, redo). Resolves or rejects as `patchList` does.
+   * An optimistic write: `ops` (any list operation; inserts name the ids of
+   * what they insert: `insertItem`'s item, `insertSection`'s section and its
+   * items) show at once in `getSnapshot()`, as one "changes" update with
+   * `answer.optimistic`, the snapshot's `pending` and `pendingSections`
+   * naming the items and sections of writes not yet confirmed; then they are
+   * sent with `client.patchList` (retried, or queued in the outbox). The
+   * server's change that carries them shows nothing new; a rejection takes
+   * them back in one "changes" update; a change of someone else's while they
+   * are pending shows as one update (undo, the server's stages, redo).
+   * Resolves or rejects as `patchList` does.
+   *
+   * Not on a view: where a write lands in a view (its filter, order, groups
+   * and window) is the server's to say, so a view's follower rejects with a
+   * TypeError and sends nothing; write with `client.patchList` and the
+   * view shows the change when the server sends it.
    * @param {object[]} ops
    * @param {{ifMatch?: number, signal?: AbortSignal, idempotencyKey?: string}} [options]
    */
   patch(ops, options = {}) {
-    if (!this.snapshot || this.view) {
-      return Promise.reject(new TypeError("follow: patch needs a followed list (not a view) and its snapshot"));
+    if (this.view) {
+      return Promise.reject(new TypeError("follow: patch shows writes in a followed list, not in a view (where a write lands in a view is the server's to say): write with client.patchList"));
     }
+    if (!this.snapshot) return Promise.reject(new TypeError("follow: patch needs the list's snapshot: wait for the first one"));
+    if (!Array.isArray(ops)) return Promise.reject(new TypeError("follow: patch takes an array of operations"));
     for (const op of ops) {
-      if (!optimisticOps.has(op?.op) || (op.op === "insertItem" && typeof op.item?.id !== "string")) {
-        return Promise.reject(new TypeError(`follow: patch shows item operations only (insertItem with an id): ${JSON.stringify(op)}`));
-      }
+      const why = unshowable(op);
+      if (why) return Promise.reject(new TypeError(`follow: patch cannot show ${JSON.stringify(op)}: ${why}`));
     }
     const write = { id: options.idempotencyKey ?? idempotencyKey(), ops, version: undefined };
     const before = this.getSnapshot();
@@ -1424,17 +1482,21 @@ export class Follower {
     this.pending = this.pending.filter((write) => !(write.version !== undefined && confirmed && write.version <= confirmed.version));
     if (!confirmed) { this.shown = undefined; this.undo = []; return; }
     const replayed = replayOps(confirmed.sections, this.pending.flatMap((write) => write.ops));
-    const pendingItems = [...new Set(this.pending.flatMap((write) => write.ops.map((op) => op.item?.id ?? op.id)))];
+    const touched = this.pending.flatMap((write) => write.ops.map(opIDs));
+    const pendingIDs = {
+      pending: [...new Set(touched.flatMap((ids) => ids.items))],
+      pendingSections: [...new Set(touched.flatMap((ids) => ids.sections))],
+    };
     const stages = [...this.undo, ...(server ? server.stages || [] : []), ...replayed.steps.map((step) => step.stage)];
     this.undo = replayed.steps.map((step) => step.inverse).reverse();
     if (before && sameJSON(before.sections, replayed.sections)) {
       // Nothing visible changed (the echo of a pending write): keep the sections object, say nothing.
       this.snapshot = { ...confirmed, sections: sameJSON(before.sections, confirmed.sections) ? before.sections : confirmed.sections };
-      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, pending: pendingItems } : undefined;
+      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, ...pendingIDs } : undefined;
       this.notify();
       return;
     }
-    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, pending: pendingItems } : undefined;
+    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, ...pendingIDs } : undefined;
     if (!before) return; // a new snapshot: delivered whole by the caller
     let states;
     try {
