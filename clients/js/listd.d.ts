@@ -26,9 +26,12 @@ export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
   epoch: string;
   version: number;
   sections: Section<ItemModel, SectionModel>[];
-  /** In what a follow shows: the ids of items whose optimistic writes (`Follower.patch`) are not yet confirmed. */
+  /**
+   * In what a follow shows while optimistic writes (`Follower.patch`) are not yet confirmed: the ids
+   * of the items they touch (possibly none); undefined when none is pending.
+   */
   pending?: string[];
-  /** In what a follow shows: the ids of sections whose optimistic writes are not yet confirmed. */
+  /** With `pending`: the ids of the sections those writes touch (possibly none). */
   pendingSections?: string[];
 }
 

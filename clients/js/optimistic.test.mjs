@@ -104,3 +104,51 @@ test("a remote change while a write is pending: one update, the pending write ke
   assert.deepEqual(follower.getSnapshot().sections, follower.snapshot.sections, "what shows is the server's state");
   follower.stop();
 });
+
+test("section operations show at once, flagged in pendingSections; their echo shows nothing new", async () => {
+  const { follower, updates, send, stream } = await setup(() => json(200, { list: "l", epoch: "e", from: 1, to: 2, stages: [] }));
+  const ops = [
+    { op: "insertSection", section: { id: "t", model: { title: "T" }, items: [{ id: "x", model: {} }] }, at: 0 },
+    { op: "updateSection", id: "s", model: { title: "S" } },
+  ];
+  const written = follower.patch(ops);
+  const shown = follower.getSnapshot();
+  assert.deepEqual(shown.sections.map((s) => [s.id, s.model, s.items.map((i) => i.id)]), [["t", { title: "T" }, ["x"]], ["s", { title: "S" }, ["a"]]]);
+  assert.deepEqual(shown.pendingSections, ["t", "s"]);
+  assert.deepEqual(shown.pending, ["x"]);
+  assert.deepEqual(updates[0][1].answer.stages, [
+    { sectionInserted: [{ at: 0, section: { id: "t", model: { title: "T" }, items: [{ id: "x", model: {} }] } }] },
+    { sectionUpdated: [{ at: 1, model: { title: "S" } }] },
+  ]);
+  await written;
+  send(event("change", { list: "l", epoch: "e", from: 1, to: 2, stages: [
+    { sectionInserted: [{ at: 0, section: { id: "t", model: { title: "T" }, items: [{ id: "x", model: {} }] } }], sectionUpdated: [{ at: 0, model: { title: "S" } }] },
+  ] }));
+  await until(() => stream().delivered() && follower.getSnapshot().pending === undefined, "confirmed");
+  assert.equal(updates.length, 1, "the echo shows nothing new");
+  assert.equal(follower.getSnapshot().sections, shown.sections);
+  assert.equal(follower.getSnapshot().pendingSections, undefined);
+  follower.stop();
+});
+
+test("a refused section delete is rolled back in one update: the section comes back with its items", async () => {
+  const { follower, updates } = await setup(() => json(409, { title: "Conflict", detail: "no" }));
+  const written = follower.patch([{ op: "moveItem", id: "a", to: 0 }, { op: "deleteSection", id: "s" }]);
+  assert.deepEqual(follower.getSnapshot().sections, []);
+  await assert.rejects(written, (error) => error.status === 409);
+  await until(() => updates.length === 2, "the rollback");
+  assert.deepEqual(updates[1][1].answer.stages, [{ sectionInserted: [{ at: 0, section: snapshot.sections[0] }] }]);
+  assert.deepEqual(follower.getSnapshot().sections, snapshot.sections);
+  follower.stop();
+});
+
+test("patch refuses, sending nothing: a view's follower, and an insert without the id it shows", async () => {
+  const { follower, client, patches } = await setup(() => json(200, {}));
+  await assert.rejects(follower.patch([{ op: "insertSection", section: { model: {} } }]), /insertSection needs the section's id/);
+  await assert.rejects(follower.patch([{ op: "insertItem", section: "s", item: { model: {} } }]), /insertItem needs the item's id/);
+  follower.stop();
+  const view = client.follow("l", { view: { where: { n: 1 } }, since: 1, epoch: "e", sections: snapshot.sections });
+  await assert.rejects(view.patch([{ op: "updateItem", id: "a", model: { n: 2 } }]), /not in a view.*client\.patchList/);
+  view.stop();
+  assert.equal(patches.length, 0, "nothing sent");
+});
