@@ -17,8 +17,8 @@ export class ModelError {
   }
 }
 
-/** A copy of sections whose arrays and entries may be changed; models are replaced, never changed, so they are shared. */
-const copy = (sections) => sections.map((section) => ({ ...section, items: section.items.map((item) => ({ ...item })) }));
+/** A copy of sections whose arrays may be changed; a changed section or item is replaced, never changed, so they are shared. */
+const copy = (sections) => sections.map((section) => ({ ...section, items: section.items.slice() }));
 const clone = (value) => JSON.parse(JSON.stringify(value));
 const same = (a, b) => canonical(a) === canonical(b);
 
@@ -192,7 +192,7 @@ export function applyOp(sections, op) {
     case "updateSection": {
       const at = sectionAt(op.id);
       if (same(next[at].model, op.model)) return { sections, stage: null };
-      next[at].model = op.model;
+      next[at] = { ...next[at], model: op.model };
       return { sections: next, stage: { sectionUpdated: [{ at, model: op.model }] } };
     }
     case "moveSection": {
@@ -219,7 +219,7 @@ export function applyOp(sections, op) {
     case "updateItem": {
       const [section, index] = itemAt(op.id);
       if (same(next[section].items[index].model, op.model)) return { sections, stage: null };
-      next[section].items[index].model = op.model;
+      next[section].items[index] = { ...next[section].items[index], model: op.model };
       return { sections: next, stage: { itemUpdated: [{ at: [section, index], model: op.model }] } };
     }
     case "moveItem": {
