@@ -347,6 +347,30 @@ export declare function stageMarks<ItemModel, SectionModel>(
   after: readonly Section<ItemModel, SectionModel>[],
 ): StageMarks;
 
+/** How `applyStageToDOM` makes and renders elements. */
+export interface DOMListRenderers<ItemModel = unknown, SectionModel = unknown, ItemElement = Element, SectionElement = Element> {
+  /** Makes an item's element (`element` undefined) or renders it again; returns the element to show. */
+  item(item: Item<ItemModel>, element: ItemElement | undefined, state: { pending: boolean }): ItemElement;
+  /** Gives each section an element (same contract); without it, items go straight into the container. */
+  section?(section: Section<ItemModel, SectionModel>, element: SectionElement | undefined, state: { pending: boolean }): SectionElement;
+  /** Where a section's items go (default: its element). */
+  itemsOf?(element: SectionElement): Node;
+  /** Ids of items shown as pending (`getSnapshot().pending`): a change of it renders the item again. */
+  pending?: readonly string[];
+  /** Ids of sections shown as pending (`getSnapshot().pendingSections`). */
+  pendingSections?: readonly string[];
+}
+
+/**
+ * Puts a DOM list in the state `sections` (a snapshot's, or a stage's after-state), reusing
+ * elements by id: a moved row is the same node, only what changed is rendered again, what is
+ * gone is removed; children it did not make stay first. Returns `container`.
+ */
+export declare function applyStageToDOM<Container extends Node, ItemModel, SectionModel, ItemElement extends ChildNode = Element, SectionElement extends ChildNode = Element>(
+  container: Container, sections: readonly Section<ItemModel, SectionModel>[],
+  renderers: DOMListRenderers<ItemModel, SectionModel, ItemElement, SectionElement>,
+): Container;
+
 /** An answer's stages applied to a snapshot at `answer.from` of `answer.epoch`: every state, before first. */
 export declare function applyAnswer<ItemModel, SectionModel>(
   snapshot: { epoch?: string; version: number; sections: Section<ItemModel, SectionModel>[] },

@@ -258,6 +258,96 @@ export function stageMarks(before, stage, after) {
   return marks;
 }
 
+/** What `applyStageToDOM` rendered into a container: elements by id, and what each last showed. */
+const domLists = new WeakMap();
+
+/**
+ * Drives a DOM list: puts `container` in the state `sections` (a snapshot's,
+ * or `states[i + 1]` after stage i of a "changes" update), reusing each
+ * section's and item's element by id, so a moved row is the same node
+ * (a CSS transition or a FLIP animation can slide it) and only what changed is
+ * rendered again.
+ *
+ * `item(item, element, {pending})` makes an item's element (`element`
+ * undefined) or renders it again (an item whose model changed, or whose
+ * pending flag did: `pending` lists the ids of items still pending, such as
+ * `getSnapshot().pending`); it returns the element to show. With `section`
+ * (same shape; `pendingSections` its pending ids), each section gets an element in `container` and its items go
+ * in `itemsOf(sectionElement)` (default: the section's element); without it,
+ * the items of every section go straight into `container`. Children the
+ * helper did not make (a header row) stay where they are, before its own.
+ * Elements of ids no longer shown are removed. `stageMarks` says what to
+ * flash or fade. Returns `container`.
+ */
+export function applyStageToDOM(container, sections, { item, section, itemsOf, pending, pendingSections } = {}) {
+  if (typeof item !== "function") throw new TypeError("applyStageToDOM: item(item, element, {pending}) makes an item's element");
+  let state = domLists.get(container);
+  if (!state) {
+    state = { items: new Map(), sections: new Map(), made: new WeakSet() };
+    domLists.set(container, state);
+  }
+  const pendingIDs = new Set(pending || []);
+  const pendingSectionIDs = new Set(pendingSections || []);
+  const shownItems = new Set();
+  const itemElement = (value) => {
+    shownItems.add(value.id);
+    const entry = state.items.get(value.id);
+    const isPending = pendingIDs.has(value.id);
+    if (entry && entry.value === value && entry.pending === isPending) return entry.element;
+    const element = item(value, entry?.element, { pending: isPending });
+    if (entry && entry.element !== element) entry.element.remove();
+    state.made.add(element);
+    state.items.set(value.id, { element, value, pending: isPending });
+    return element;
+  };
+  // Places `elements` in order among the parent's made children; what else it made there goes.
+  const order = (parent, elements) => {
+    const nextMade = (node) => {
+      while (node && !state.made.has(node)) node = node.nextSibling;
+      return node;
+    };
+    let cursor = nextMade(parent.firstChild);
+    for (const element of elements) {
+      if (cursor === element) {
+        cursor = nextMade(cursor.nextSibling);
+      } else {
+        parent.insertBefore(element, cursor);
+      }
+    }
+    while (cursor) {
+      const next = nextMade(cursor.nextSibling);
+      cursor.remove();
+      cursor = next;
+    }
+  };
+  const shownSections = new Set();
+  if (typeof section === "function") {
+    order(container, sections.map((value) => {
+      shownSections.add(value.id);
+      const entry = state.sections.get(value.id);
+      const isPending = pendingSectionIDs.has(value.id);
+      let element = entry?.element;
+      if (!entry || entry.model !== value.model || entry.pending !== isPending) {
+        element = section(value, entry?.element, { pending: isPending });
+        if (entry && entry.element !== element) entry.element.remove();
+        state.made.add(element);
+        state.sections.set(value.id, { element, model: value.model, pending: isPending });
+      }
+      order(itemsOf ? itemsOf(element) : element, value.items.map(itemElement));
+      return element;
+    }));
+  } else {
+    order(container, sections.flatMap((value) => value.items.map(itemElement)));
+  }
+  for (const [id, entry] of state.items) {
+    if (!shownItems.has(id)) { entry.element.remove(); state.items.delete(id); }
+  }
+  for (const [id, entry] of state.sections) {
+    if (!shownSections.has(id)) { entry.element.remove(); state.sections.delete(id); }
+  }
+  return container;
+}
+
 /**
  * Applies a change answer's stages to a snapshot (which must be at
  * `answer.from`, of `answer.epoch`) and returns every state: `states[0]` is

@@ -730,6 +730,96 @@ export function stageMarks(before, stage, after) {
   return marks;
 }
 
+/** What `applyStageToDOM` rendered into a container: elements by id, and what each last showed. */
+const domLists = new WeakMap();
+
+/**
+ * Drives a DOM list: puts `container` in the state `sections` (a snapshot's,
+ * or `states[i + 1]` after stage i of a "changes" update), reusing each
+ * section's and item's element by id, so a moved row is the same node
+ * (a CSS transition or a FLIP animation can slide it) and only what changed is
+ * rendered again.
+ *
+ * `item(item, element, {pending})` makes an item's element (`element`
+ * undefined) or renders it again (an item whose model changed, or whose
+ * pending flag did: `pending` lists the ids of items still pending, such as
+ * `getSnapshot().pending`); it returns the element to show. With `section`
+ * (same shape; `pendingSections` its pending ids), each section gets an element in `container` and its items go
+ * in `itemsOf(sectionElement)` (default: the section's element); without it,
+ * the items of every section go straight into `container`. Children the
+ * helper did not make (a header row) stay where they are, before its own.
+ * Elements of ids no longer shown are removed. `stageMarks` says what to
+ * flash or fade. Returns `container`.
+ */
+export function applyStageToDOM(container, sections, { item, section, itemsOf, pending, pendingSections } = {}) {
+  if (typeof item !== "function") throw new TypeError("applyStageToDOM: item(item, element, {pending}) makes an item's element");
+  let state = domLists.get(container);
+  if (!state) {
+    state = { items: new Map(), sections: new Map(), made: new WeakSet() };
+    domLists.set(container, state);
+  }
+  const pendingIDs = new Set(pending || []);
+  const pendingSectionIDs = new Set(pendingSections || []);
+  const shownItems = new Set();
+  const itemElement = (value) => {
+    shownItems.add(value.id);
+    const entry = state.items.get(value.id);
+    const isPending = pendingIDs.has(value.id);
+    if (entry && entry.value === value && entry.pending === isPending) return entry.element;
+    const element = item(value, entry?.element, { pending: isPending });
+    if (entry && entry.element !== element) entry.element.remove();
+    state.made.add(element);
+    state.items.set(value.id, { element, value, pending: isPending });
+    return element;
+  };
+  // Places `elements` in order among the parent's made children; what else it made there goes.
+  const order = (parent, elements) => {
+    const nextMade = (node) => {
+      while (node && !state.made.has(node)) node = node.nextSibling;
+      return node;
+    };
+    let cursor = nextMade(parent.firstChild);
+    for (const element of elements) {
+      if (cursor === element) {
+        cursor = nextMade(cursor.nextSibling);
+      } else {
+        parent.insertBefore(element, cursor);
+      }
+    }
+    while (cursor) {
+      const next = nextMade(cursor.nextSibling);
+      cursor.remove();
+      cursor = next;
+    }
+  };
+  const shownSections = new Set();
+  if (typeof section === "function") {
+    order(container, sections.map((value) => {
+      shownSections.add(value.id);
+      const entry = state.sections.get(value.id);
+      const isPending = pendingSectionIDs.has(value.id);
+      let element = entry?.element;
+      if (!entry || entry.model !== value.model || entry.pending !== isPending) {
+        element = section(value, entry?.element, { pending: isPending });
+        if (entry && entry.element !== element) entry.element.remove();
+        state.made.add(element);
+        state.sections.set(value.id, { element, model: value.model, pending: isPending });
+      }
+      order(itemsOf ? itemsOf(element) : element, value.items.map(itemElement));
+      return element;
+    }));
+  } else {
+    order(container, sections.flatMap((value) => value.items.map(itemElement)));
+  }
+  for (const [id, entry] of state.items) {
+    if (!shownItems.has(id)) { entry.element.remove(); state.items.delete(id); }
+  }
+  for (const [id, entry] of state.sections) {
+    if (!shownSections.has(id)) { entry.element.remove(); state.sections.delete(id); }
+  }
+  return container;
+}
+
 /**
  * Applies a change answer's stages to a snapshot (which must be at
  * `answer.from`, of `answer.epoch`) and returns every state: `states[0]` is
@@ -1682,7 +1772,31 @@ function closedError() {
 }
 
 /** The operations `Follower.patch` shows before the server answers. */
-const optimisticOps = new Set(["insertItem", "updateItem", "moveItem", "deleteItem"]);
+const optimisticOps = new Set([
+  "insertSection", "updateSection", "moveSection", "deleteSection",
+  "insertItem", "updateItem", "moveItem", "deleteItem",
+]);
+
+/** Why `op` cannot be shown before the server answers, or null when it can. */
+function unshowable(op) {
+  if (!optimisticOps.has(op?.op)) return "not a list operation";
+  if (op.op === "insertItem" && typeof op.item?.id !== "string") return "insertItem needs the item's id";
+  if (op.op === "insertSection") {
+    if (typeof op.section?.id !== "string") return "insertSection needs the section's id";
+    if ((op.section.items || []).some((item) => typeof item?.id !== "string")) return "insertSection needs every item's id";
+  }
+  return null;
+}
+
+/** The ids an operation touches: `{items, sections}`. */
+function opIDs(op) {
+  switch (op.op) {
+    case "insertItem": return { items: [op.item.id], sections: [] };
+    case "updateItem": case "moveItem": case "deleteItem": return { items: [op.id], sections: [] };
+    case "insertSection": return { items: (op.section.items || []).map((item) => item.id), sections: [op.section.id] };
+    default: return { items: [], sections: [op.id] };
+  }
+}
 
 /** Whether two JSON values are equal (object keys in any order). */
 function sameJSON(a, b) {
@@ -1704,38 +1818,65 @@ function findItem(sections, id) {
 }
 
 /**
- * Item operations replayed over `sections` as the server applies them, one
- * stage each with the stage that undoes it. An operation that does not
- * apply (its item is there already, or gone) is left out: it is the
- * server's to accept or refuse, and replaying an applied write changes nothing.
+ * Operations replayed over `sections` as the server applies them, one stage
+ * each with the stage that undoes it. An operation that does not apply (its
+ * item or section is there already, or gone, or its position is out of
+ * range) is left out: it is the server's to accept or refuse, and replaying
+ * an applied write changes nothing.
  */
 function replayOps(sections, ops) {
   const steps = [];
+  const sectionIndex = (id) => sections.findIndex((candidate) => candidate.id === id);
   for (const op of ops) {
-    const at = op.op === "insertItem" ? null : findItem(sections, op.id);
     let step = null;
-    if (op.op === "insertItem") {
-      const section = sections.findIndex((candidate) => candidate.id === op.section);
+    if (op.op === "insertSection") {
+      const count = sections.length;
+      const index = op.at ?? count;
+      const items = (op.section.items || []).map((item) => ({ id: item.id, model: item.model ?? {} }));
+      const ids = new Set(items.map((item) => item.id));
+      if (sectionIndex(op.section.id) < 0 && ids.size === items.length && items.every((item) => !findItem(sections, item.id))
+        && isIndex(index) && index >= 0 && index <= count) {
+        const section = { id: op.section.id, model: op.section.model ?? {}, items };
+        step = { stage: { sectionInserted: [{ at: index, section }] }, inverse: { sectionDeleted: [index] } };
+      }
+    } else if (op.op === "updateSection") {
+      const at = sectionIndex(op.id);
+      if (at >= 0 && !sameJSON(sections[at].model, op.model)) {
+        step = { stage: { sectionUpdated: [{ at, model: op.model }] }, inverse: { sectionUpdated: [{ at, model: sections[at].model }] } };
+      }
+    } else if (op.op === "moveSection") {
+      const from = sectionIndex(op.id);
+      if (from >= 0 && isIndex(op.to) && op.to >= 0 && op.to < sections.length && op.to !== from) {
+        step = { stage: { sectionMoved: [{ from, to: op.to }] }, inverse: { sectionMoved: [{ from: op.to, to: from }] } };
+      }
+    } else if (op.op === "deleteSection") {
+      const at = sectionIndex(op.id);
+      if (at >= 0) step = { stage: { sectionDeleted: [at] }, inverse: { sectionInserted: [{ at, section: sections[at] }] } };
+    } else if (op.op === "insertItem") {
+      const section = sectionIndex(op.section);
       const count = section >= 0 ? sections[section].items.length : -1;
       const index = op.at ?? count;
-      if (section >= 0 && !findItem(sections, op.item.id) && index >= 0 && index <= count) {
+      if (section >= 0 && !findItem(sections, op.item.id) && isIndex(index) && index >= 0 && index <= count) {
         const item = { id: op.item.id, model: op.item.model ?? {} };
         step = { stage: { itemInserted: [{ at: [section, index], item }] }, inverse: { itemDeleted: [[section, index]] } };
       }
-    } else if (at && op.op === "updateItem") {
-      const old = sections[at[0]].items[at[1]];
-      if (!sameJSON(old.model, op.model)) {
-        step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
-      }
-    } else if (at && op.op === "deleteItem") {
-      const old = sections[at[0]].items[at[1]];
-      step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
-    } else if (at && op.op === "moveItem") {
-      const section = op.section === undefined ? at[0] : sections.findIndex((candidate) => candidate.id === op.section);
-      const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
-      if (section >= 0 && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
-        const to = [section, op.to];
-        step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+    } else {
+      const at = findItem(sections, op.id);
+      if (at && op.op === "updateItem") {
+        const old = sections[at[0]].items[at[1]];
+        if (!sameJSON(old.model, op.model)) {
+          step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
+        }
+      } else if (at && op.op === "deleteItem") {
+        const old = sections[at[0]].items[at[1]];
+        step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
+      } else if (at && op.op === "moveItem") {
+        const section = op.section === undefined ? at[0] : sectionIndex(op.section);
+        const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
+        if (section >= 0 && isIndex(op.to) && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
+          const to = [section, op.to];
+          step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+        }
       }
     }
     if (!step) continue;
@@ -1844,26 +1985,33 @@ export class Follower {
   }
 
   /**
-   * An optimistic write: `ops` (item operations: `insertItem` with an item
-   * id, `updateItem`, `moveItem`, `deleteItem`) show at once in
-   * `getSnapshot()`, as one "changes" update with `answer.optimistic`, the
-   * snapshot's `pending` naming the items of writes not yet confirmed; then
-   * they are sent with `client.patchList` (retried, or queued in the
-   * outbox). The server's change that carries them shows nothing new; a
-   * rejection takes them back in one "changes" update; a change of someone
-   * else's while they are pending shows as one update (undo, the server's
-   * stages, redo). Resolves or rejects as `patchList` does.
+   * An optimistic write: `ops` (any list operation; inserts name the ids of
+   * what they insert: `insertItem`'s item, `insertSection`'s section and its
+   * items) show at once in `getSnapshot()`, as one "changes" update with
+   * `answer.optimistic`, the snapshot's `pending` and `pendingSections`
+   * naming the items and sections of writes not yet confirmed; then they are
+   * sent with `client.patchList` (retried, or queued in the outbox). The
+   * server's change that carries them shows nothing new; a rejection takes
+   * them back in one "changes" update; a change of someone else's while they
+   * are pending shows as one update (undo, the server's stages, redo).
+   * Resolves or rejects as `patchList` does.
+   *
+   * Not on a view: where a write lands in a view (its filter, order, groups
+   * and window) is the server's to say, so a view's follower rejects with a
+   * TypeError and sends nothing; write with `client.patchList` and the
+   * view shows the change when the server sends it.
    * @param {object[]} ops
    * @param {{ifMatch?: number, signal?: AbortSignal, idempotencyKey?: string}} [options]
    */
   patch(ops, options = {}) {
-    if (!this.snapshot || this.view) {
-      return Promise.reject(new TypeError("follow: patch needs a followed list (not a view) and its snapshot"));
+    if (this.view) {
+      return Promise.reject(new TypeError("follow: patch shows writes in a followed list, not in a view (where a write lands in a view is the server's to say): write with client.patchList"));
     }
+    if (!this.snapshot) return Promise.reject(new TypeError("follow: patch needs the list's snapshot: wait for the first one"));
+    if (!Array.isArray(ops)) return Promise.reject(new TypeError("follow: patch takes an array of operations"));
     for (const op of ops) {
-      if (!optimisticOps.has(op?.op) || (op.op === "insertItem" && typeof op.item?.id !== "string")) {
-        return Promise.reject(new TypeError(`follow: patch shows item operations only (insertItem with an id): ${JSON.stringify(op)}`));
-      }
+      const why = unshowable(op);
+      if (why) return Promise.reject(new TypeError(`follow: patch cannot show ${JSON.stringify(op)}: ${why}`));
     }
     const write = { id: options.idempotencyKey ?? idempotencyKey(), ops, version: undefined };
     const before = this.getSnapshot();
@@ -1896,17 +2044,21 @@ export class Follower {
     this.pending = this.pending.filter((write) => !(write.version !== undefined && confirmed && write.version <= confirmed.version));
     if (!confirmed) { this.shown = undefined; this.undo = []; return; }
     const replayed = replayOps(confirmed.sections, this.pending.flatMap((write) => write.ops));
-    const pendingItems = [...new Set(this.pending.flatMap((write) => write.ops.map((op) => op.item?.id ?? op.id)))];
+    const touched = this.pending.flatMap((write) => write.ops.map(opIDs));
+    const pendingIDs = {
+      pending: [...new Set(touched.flatMap((ids) => ids.items))],
+      pendingSections: [...new Set(touched.flatMap((ids) => ids.sections))],
+    };
     const stages = [...this.undo, ...(server ? server.stages || [] : []), ...replayed.steps.map((step) => step.stage)];
     this.undo = replayed.steps.map((step) => step.inverse).reverse();
     if (before && sameJSON(before.sections, replayed.sections)) {
       // Nothing visible changed (the echo of a pending write): keep the sections object, say nothing.
       this.snapshot = { ...confirmed, sections: sameJSON(before.sections, confirmed.sections) ? before.sections : confirmed.sections };
-      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, pending: pendingItems } : undefined;
+      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, ...pendingIDs } : undefined;
       this.notify();
       return;
     }
-    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, pending: pendingItems } : undefined;
+    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, ...pendingIDs } : undefined;
     if (!before) return; // a new snapshot: delivered whole by the caller
     let states;
     try {
