@@ -169,8 +169,9 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
    * An optimistic PATCH (any list operation; inserts name their ids): shown at once
    * (`getSnapshot().pending`, `.pendingSections`), confirmed without a visible change, rolled back
    * in one update if refused, rebased under someone else's changes. Settles as `client.patchList`.
-   * A view's follower rejects it with a TypeError and sends nothing (where a write lands in a
-   * view is the server's to say): write with `client.patchList`.
+   * In a view it shows where the view puts it (filter, order, groups evaluated in the client);
+   * when that depends on what the view does not hold (a `limit`, an item entering an unordered
+   * view, …) it rejects with a TypeError and sends nothing: write with `client.patchList`.
    */
   patch(ops: OptimisticOperation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */
@@ -383,6 +384,18 @@ export declare class EventStreamParser {
   readonly retry: number | undefined;
   push(text: string): void;
 }
+
+/** A view's query read as the server reads it (what `Follower.patch` places local writes by). */
+export interface ParsedView {
+  conditions: { path: string[]; value: unknown }[];
+  q: string | null;
+  order: { path: string[]; descending: boolean } | null;
+  group: string[] | null;
+  limit: number | null;
+}
+
+/** Reads a view's query text (`viewQuery`'s, or any the server takes). Throws TypeError for a malformed `where`. */
+export declare function parseView(text: string): ParsedView;
 
 /** A view's query text, as the server's canonical query writes it; empty for none. */
 export declare function viewQuery(view?: ViewSpec | string | null): string;

@@ -142,13 +142,57 @@ test("a refused section delete is rolled back in one update: the section comes b
   follower.stop();
 });
 
-test("patch refuses, sending nothing: a view's follower, and an insert without the id it shows", async () => {
+test("patch refuses, sending nothing: an insert without the id it shows; in a view, a window or a place it cannot know", async () => {
   const { follower, client, patches } = await setup(() => json(200, {}));
   await assert.rejects(follower.patch([{ op: "insertSection", section: { model: {} } }]), /insertSection needs the section's id/);
   await assert.rejects(follower.patch([{ op: "insertItem", section: "s", item: { model: {} } }]), /insertItem needs the item's id/);
   follower.stop();
-  const view = client.follow("l", { view: { where: { n: 1 } }, since: 1, epoch: "e", sections: snapshot.sections });
-  await assert.rejects(view.patch([{ op: "updateItem", id: "a", model: { n: 2 } }]), /not in a view.*client\.patchList/);
-  view.stop();
+  const held = { since: 1, epoch: "e", sections: snapshot.sections };
+  const windowed = client.follow("l", { view: { where: { n: 1 }, limit: 5 }, ...held });
+  await assert.rejects(windowed.patch([{ op: "deleteItem", id: "a" }]), /a view with a limit.*client\.patchList/);
+  windowed.stop();
+  // No order: where an item enters depends on list positions the view does not hold.
+  const unordered = client.follow("l", { view: { where: { n: 1 } }, ...held });
+  await assert.rejects(unordered.patch([{ op: "insertItem", section: "s", item: { id: "z", model: { n: 1 } }, at: 3 }]), /in this view.*client\.patchList/);
+  await assert.rejects(unordered.patch([{ op: "updateItem", id: "elsewhere", model: { n: 1 } }]), /in this view/);
+  unordered.stop();
   assert.equal(patches.length, 0, "nothing sent");
+});
+
+test("in a followed view, a write shows where the view puts it: out of the filter, into a new group, moved by its order", async () => {
+  const { checkStage } = await import("./batch-model.mjs");
+  const answers = [];
+  const { client, patches, follower } = await setup(() => new Promise((resolve) => { answers.push(resolve); }));
+  follower.stop(); // the list's follow: this test follows a view
+  // The view `where=done:false&order=n&group=g` of a list: groups "x" and "y".
+  const sections = [
+    { id: "\"x\"", model: { value: "x" }, items: [item("a", { done: false, g: "x", n: 1 }), item("b", { done: false, g: "x", n: 5 })] },
+    { id: "\"y\"", model: { value: "y" }, items: [item("c", { done: false, g: "y", n: 2 })] },
+  ];
+  const updates = [];
+  const view = client.follow("l", { view: { where: { done: false }, order: "n", group: "g" }, since: 1, epoch: "e", sections,
+    onChanges: (change) => updates.push(change) });
+  const shows = () => view.getSnapshot().sections.map((s) => `${s.id}:${s.items.map((i) => i.id).join(",")}`).join(" ");
+  view.patch([{ op: "updateItem", id: "c", model: { done: true, g: "y", n: 2 } }]); // leaves: its group goes with it
+  assert.equal(shows(), "\"x\":a,b");
+  view.patch([{ op: "updateItem", id: "b", model: { done: false, g: "w", n: 5 } }]); // a new group, first by value
+  assert.equal(shows(), "\"w\":b \"x\":a");
+  view.patch([{ op: "insertItem", section: "anywhere", item: { id: "d", model: { done: false, g: "x", n: 0 } } }]);
+  assert.equal(shows(), "\"w\":b \"x\":d,a");
+  view.patch([{ op: "updateItem", id: "d", model: { done: false, g: "x", n: 9 } }]); // moved by its order
+  assert.equal(shows(), "\"w\":b \"x\":a,d");
+  assert.deepEqual(view.getSnapshot().pending, ["c", "b", "d"]);
+  for (const { states, answer: change } of updates) {
+    change.stages.forEach((stage, index) => assert.deepEqual(checkStage(states[index], stage), states[index + 1], JSON.stringify(stage)));
+  }
+  assert.equal(updates.length, 4);
+  await until(() => answers.length === 4, "the four PATCHes");
+  assert.equal(patches.length, 4);
+  answers[0](json(409, { title: "Conflict", detail: "no" })); // the first write refused: c comes back, the others stay
+  await until(() => updates.length === 5, "the rollback");
+  assert.equal(shows(), "\"w\":b \"x\":a,d \"y\":c");
+  const { states, answer: change } = updates[4];
+  change.stages.forEach((stage, index) => assert.deepEqual(checkStage(states[index], stage), states[index + 1], JSON.stringify(stage)));
+  view.stop();
+  for (const resolve of answers.slice(1)) resolve(json(409, { title: "Conflict" }));
 });
