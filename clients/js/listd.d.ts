@@ -26,8 +26,13 @@ export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
   epoch: string;
   version: number;
   sections: Section<ItemModel, SectionModel>[];
-  /** In what a follow shows: the ids of items whose optimistic writes (`Follower.patch`) are not yet confirmed. */
+  /**
+   * In what a follow shows while optimistic writes (`Follower.patch`) are not yet confirmed: the ids
+   * of the items they touch (possibly none); undefined when none is pending.
+   */
   pending?: string[];
+  /** With `pending`: the ids of the sections those writes touch (possibly none). */
+  pendingSections?: string[];
 }
 
 /** `[section, item]`. */
@@ -161,11 +166,14 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   /** Called after every change of the data or the state; returns the unsubscribe (bound). */
   subscribe(listener: () => void): () => void;
   /**
-   * An optimistic PATCH of item operations (`insertItem` with an id, `updateItem`, `moveItem`,
-   * `deleteItem`): shown at once (`getSnapshot().pending`), confirmed without a visible change,
-   * rolled back in one update if refused. Settles as `client.patchList`.
+   * An optimistic PATCH (any list operation; inserts name their ids): shown at once
+   * (`getSnapshot().pending`, `.pendingSections`), confirmed without a visible change, rolled back
+   * in one update if refused, rebased under someone else's changes. Settles as `client.patchList`.
+   * In a view it shows where the view puts it (filter, order, groups evaluated in the client);
+   * when that depends on what the view does not hold (a `limit`, an item entering an unordered
+   * view, …) it rejects with a TypeError and sends nothing: write with `client.patchList`.
    */
-  patch(ops: Operation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
+  patch(ops: OptimisticOperation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */
   updates(): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
   [Symbol.asyncIterator](): AsyncIterableIterator<Update<ItemModel, SectionModel>>;
@@ -257,6 +265,12 @@ export type Operation<ItemModel = unknown, SectionModel = unknown> =
   | { op: "moveItem"; id: string; section?: string; to: number }
   | { op: "deleteItem"; id: string };
 
+/** An operation `Follower.patch` can show before the server answers: inserts name the ids of what they insert. */
+export type OptimisticOperation<ItemModel = unknown, SectionModel = unknown> =
+  | Exclude<Operation<ItemModel, SectionModel>, { op: "insertSection" | "insertItem" }>
+  | { op: "insertSection"; section: { id: string; model?: SectionModel; items?: Item<ItemModel>[] }; at?: number }
+  | { op: "insertItem"; section: string; item: { id: string; model: ItemModel }; at?: number };
+
 /** A listd server: REST calls and `follow`. */
 export declare class ListdClient {
   constructor(options?: ClientOptions);
@@ -334,6 +348,30 @@ export declare function stageMarks<ItemModel, SectionModel>(
   after: readonly Section<ItemModel, SectionModel>[],
 ): StageMarks;
 
+/** How `applyStageToDOM` makes and renders elements. */
+export interface DOMListRenderers<ItemModel = unknown, SectionModel = unknown, ItemElement = Element, SectionElement = Element> {
+  /** Makes an item's element (`element` undefined) or renders it again; returns the element to show. */
+  item(item: Item<ItemModel>, element: ItemElement | undefined, state: { pending: boolean }): ItemElement;
+  /** Gives each section an element (same contract); without it, items go straight into the container. */
+  section?(section: Section<ItemModel, SectionModel>, element: SectionElement | undefined, state: { pending: boolean }): SectionElement;
+  /** Where a section's items go (default: its element). */
+  itemsOf?(element: SectionElement): Node;
+  /** Ids of items shown as pending (`getSnapshot().pending`): a change of it renders the item again. */
+  pending?: readonly string[];
+  /** Ids of sections shown as pending (`getSnapshot().pendingSections`). */
+  pendingSections?: readonly string[];
+}
+
+/**
+ * Puts a DOM list in the state `sections` (a snapshot's, or a stage's after-state), reusing
+ * elements by id: a moved row is the same node, only what changed is rendered again, what is
+ * gone is removed; children it did not make stay first. Returns `container`.
+ */
+export declare function applyStageToDOM<Container extends Node, ItemModel, SectionModel, ItemElement extends ChildNode = Element, SectionElement extends ChildNode = Element>(
+  container: Container, sections: readonly Section<ItemModel, SectionModel>[],
+  renderers: DOMListRenderers<ItemModel, SectionModel, ItemElement, SectionElement>,
+): Container;
+
 /** An answer's stages applied to a snapshot at `answer.from` of `answer.epoch`: every state, before first. */
 export declare function applyAnswer<ItemModel, SectionModel>(
   snapshot: { epoch?: string; version: number; sections: Section<ItemModel, SectionModel>[] },
@@ -346,6 +384,18 @@ export declare class EventStreamParser {
   readonly retry: number | undefined;
   push(text: string): void;
 }
+
+/** A view's query read as the server reads it (what `Follower.patch` places local writes by). */
+export interface ParsedView {
+  conditions: { path: string[]; value: unknown }[];
+  q: string | null;
+  order: { path: string[]; descending: boolean } | null;
+  group: string[] | null;
+  limit: number | null;
+}
+
+/** Reads a view's query text (`viewQuery`'s, or any the server takes). Throws TypeError for a malformed `where`. */
+export declare function parseView(text: string): ParsedView;
 
 /** A view's query text, as the server's canonical query writes it; empty for none. */
 export declare function viewQuery(view?: ViewSpec | string | null): string;

@@ -104,3 +104,95 @@ test("a remote change while a write is pending: one update, the pending write ke
   assert.deepEqual(follower.getSnapshot().sections, follower.snapshot.sections, "what shows is the server's state");
   follower.stop();
 });
+
+test("section operations show at once, flagged in pendingSections; their echo shows nothing new", async () => {
+  const { follower, updates, send, stream } = await setup(() => json(200, { list: "l", epoch: "e", from: 1, to: 2, stages: [] }));
+  const ops = [
+    { op: "insertSection", section: { id: "t", model: { title: "T" }, items: [{ id: "x", model: {} }] }, at: 0 },
+    { op: "updateSection", id: "s", model: { title: "S" } },
+  ];
+  const written = follower.patch(ops);
+  const shown = follower.getSnapshot();
+  assert.deepEqual(shown.sections.map((s) => [s.id, s.model, s.items.map((i) => i.id)]), [["t", { title: "T" }, ["x"]], ["s", { title: "S" }, ["a"]]]);
+  assert.deepEqual(shown.pendingSections, ["t", "s"]);
+  assert.deepEqual(shown.pending, ["x"]);
+  assert.deepEqual(updates[0][1].answer.stages, [
+    { sectionInserted: [{ at: 0, section: { id: "t", model: { title: "T" }, items: [{ id: "x", model: {} }] } }] },
+    { sectionUpdated: [{ at: 1, model: { title: "S" } }] },
+  ]);
+  await written;
+  send(event("change", { list: "l", epoch: "e", from: 1, to: 2, stages: [
+    { sectionInserted: [{ at: 0, section: { id: "t", model: { title: "T" }, items: [{ id: "x", model: {} }] } }], sectionUpdated: [{ at: 0, model: { title: "S" } }] },
+  ] }));
+  await until(() => stream().delivered() && follower.getSnapshot().pending === undefined, "confirmed");
+  assert.equal(updates.length, 1, "the echo shows nothing new");
+  assert.equal(follower.getSnapshot().sections, shown.sections);
+  assert.equal(follower.getSnapshot().pendingSections, undefined);
+  follower.stop();
+});
+
+test("a refused section delete is rolled back in one update: the section comes back with its items", async () => {
+  const { follower, updates } = await setup(() => json(409, { title: "Conflict", detail: "no" }));
+  const written = follower.patch([{ op: "moveItem", id: "a", to: 0 }, { op: "deleteSection", id: "s" }]);
+  assert.deepEqual(follower.getSnapshot().sections, []);
+  await assert.rejects(written, (error) => error.status === 409);
+  await until(() => updates.length === 2, "the rollback");
+  assert.deepEqual(updates[1][1].answer.stages, [{ sectionInserted: [{ at: 0, section: snapshot.sections[0] }] }]);
+  assert.deepEqual(follower.getSnapshot().sections, snapshot.sections);
+  follower.stop();
+});
+
+test("patch refuses, sending nothing: an insert without the id it shows; in a view, a window or a place it cannot know", async () => {
+  const { follower, client, patches } = await setup(() => json(200, {}));
+  await assert.rejects(follower.patch([{ op: "insertSection", section: { model: {} } }]), /insertSection needs the section's id/);
+  await assert.rejects(follower.patch([{ op: "insertItem", section: "s", item: { model: {} } }]), /insertItem needs the item's id/);
+  follower.stop();
+  const held = { since: 1, epoch: "e", sections: snapshot.sections };
+  const windowed = client.follow("l", { view: { where: { n: 1 }, limit: 5 }, ...held });
+  await assert.rejects(windowed.patch([{ op: "deleteItem", id: "a" }]), /a view with a limit.*client\.patchList/);
+  windowed.stop();
+  // No order: where an item enters depends on list positions the view does not hold.
+  const unordered = client.follow("l", { view: { where: { n: 1 } }, ...held });
+  await assert.rejects(unordered.patch([{ op: "insertItem", section: "s", item: { id: "z", model: { n: 1 } }, at: 3 }]), /in this view.*client\.patchList/);
+  await assert.rejects(unordered.patch([{ op: "updateItem", id: "elsewhere", model: { n: 1 } }]), /in this view/);
+  unordered.stop();
+  assert.equal(patches.length, 0, "nothing sent");
+});
+
+test("in a followed view, a write shows where the view puts it: out of the filter, into a new group, moved by its order", async () => {
+  const { checkStage } = await import("./batch-model.mjs");
+  const answers = [];
+  const { client, patches, follower } = await setup(() => new Promise((resolve) => { answers.push(resolve); }));
+  follower.stop(); // the list's follow: this test follows a view
+  // The view `where=done:false&order=n&group=g` of a list: groups "x" and "y".
+  const sections = [
+    { id: "\"x\"", model: { value: "x" }, items: [item("a", { done: false, g: "x", n: 1 }), item("b", { done: false, g: "x", n: 5 })] },
+    { id: "\"y\"", model: { value: "y" }, items: [item("c", { done: false, g: "y", n: 2 })] },
+  ];
+  const updates = [];
+  const view = client.follow("l", { view: { where: { done: false }, order: "n", group: "g" }, since: 1, epoch: "e", sections,
+    onChanges: (change) => updates.push(change) });
+  const shows = () => view.getSnapshot().sections.map((s) => `${s.id}:${s.items.map((i) => i.id).join(",")}`).join(" ");
+  view.patch([{ op: "updateItem", id: "c", model: { done: true, g: "y", n: 2 } }]); // leaves: its group goes with it
+  assert.equal(shows(), "\"x\":a,b");
+  view.patch([{ op: "updateItem", id: "b", model: { done: false, g: "w", n: 5 } }]); // a new group, first by value
+  assert.equal(shows(), "\"w\":b \"x\":a");
+  view.patch([{ op: "insertItem", section: "anywhere", item: { id: "d", model: { done: false, g: "x", n: 0 } } }]);
+  assert.equal(shows(), "\"w\":b \"x\":d,a");
+  view.patch([{ op: "updateItem", id: "d", model: { done: false, g: "x", n: 9 } }]); // moved by its order
+  assert.equal(shows(), "\"w\":b \"x\":a,d");
+  assert.deepEqual(view.getSnapshot().pending, ["c", "b", "d"]);
+  for (const { states, answer: change } of updates) {
+    change.stages.forEach((stage, index) => assert.deepEqual(checkStage(states[index], stage), states[index + 1], JSON.stringify(stage)));
+  }
+  assert.equal(updates.length, 4);
+  await until(() => answers.length === 4, "the four PATCHes");
+  assert.equal(patches.length, 4);
+  answers[0](json(409, { title: "Conflict", detail: "no" })); // the first write refused: c comes back, the others stay
+  await until(() => updates.length === 5, "the rollback");
+  assert.equal(shows(), "\"w\":b \"x\":a,d \"y\":c");
+  const { states, answer: change } = updates[4];
+  change.stages.forEach((stage, index) => assert.deepEqual(checkStage(states[index], stage), states[index + 1], JSON.stringify(stage)));
+  view.stop();
+  for (const resolve of answers.slice(1)) resolve(json(409, { title: "Conflict" }));
+});

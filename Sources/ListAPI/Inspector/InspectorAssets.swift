@@ -730,6 +730,96 @@ export function stageMarks(before, stage, after) {
   return marks;
 }
 
+/** What `applyStageToDOM` rendered into a container: elements by id, and what each last showed. */
+const domLists = new WeakMap();
+
+/**
+ * Drives a DOM list: puts `container` in the state `sections` (a snapshot's,
+ * or `states[i + 1]` after stage i of a "changes" update), reusing each
+ * section's and item's element by id, so a moved row is the same node
+ * (a CSS transition or a FLIP animation can slide it) and only what changed is
+ * rendered again.
+ *
+ * `item(item, element, {pending})` makes an item's element (`element`
+ * undefined) or renders it again (an item whose model changed, or whose
+ * pending flag did: `pending` lists the ids of items still pending, such as
+ * `getSnapshot().pending`); it returns the element to show. With `section`
+ * (same shape; `pendingSections` its pending ids), each section gets an element in `container` and its items go
+ * in `itemsOf(sectionElement)` (default: the section's element); without it,
+ * the items of every section go straight into `container`. Children the
+ * helper did not make (a header row) stay where they are, before its own.
+ * Elements of ids no longer shown are removed. `stageMarks` says what to
+ * flash or fade. Returns `container`.
+ */
+export function applyStageToDOM(container, sections, { item, section, itemsOf, pending, pendingSections } = {}) {
+  if (typeof item !== "function") throw new TypeError("applyStageToDOM: item(item, element, {pending}) makes an item's element");
+  let state = domLists.get(container);
+  if (!state) {
+    state = { items: new Map(), sections: new Map(), made: new WeakSet() };
+    domLists.set(container, state);
+  }
+  const pendingIDs = new Set(pending || []);
+  const pendingSectionIDs = new Set(pendingSections || []);
+  const shownItems = new Set();
+  const itemElement = (value) => {
+    shownItems.add(value.id);
+    const entry = state.items.get(value.id);
+    const isPending = pendingIDs.has(value.id);
+    if (entry && entry.value === value && entry.pending === isPending) return entry.element;
+    const element = item(value, entry?.element, { pending: isPending });
+    if (entry && entry.element !== element) entry.element.remove();
+    state.made.add(element);
+    state.items.set(value.id, { element, value, pending: isPending });
+    return element;
+  };
+  // Places `elements` in order among the parent's made children; what else it made there goes.
+  const order = (parent, elements) => {
+    const nextMade = (node) => {
+      while (node && !state.made.has(node)) node = node.nextSibling;
+      return node;
+    };
+    let cursor = nextMade(parent.firstChild);
+    for (const element of elements) {
+      if (cursor === element) {
+        cursor = nextMade(cursor.nextSibling);
+      } else {
+        parent.insertBefore(element, cursor);
+      }
+    }
+    while (cursor) {
+      const next = nextMade(cursor.nextSibling);
+      cursor.remove();
+      cursor = next;
+    }
+  };
+  const shownSections = new Set();
+  if (typeof section === "function") {
+    order(container, sections.map((value) => {
+      shownSections.add(value.id);
+      const entry = state.sections.get(value.id);
+      const isPending = pendingSectionIDs.has(value.id);
+      let element = entry?.element;
+      if (!entry || entry.model !== value.model || entry.pending !== isPending) {
+        element = section(value, entry?.element, { pending: isPending });
+        if (entry && entry.element !== element) entry.element.remove();
+        state.made.add(element);
+        state.sections.set(value.id, { element, model: value.model, pending: isPending });
+      }
+      order(itemsOf ? itemsOf(element) : element, value.items.map(itemElement));
+      return element;
+    }));
+  } else {
+    order(container, sections.flatMap((value) => value.items.map(itemElement)));
+  }
+  for (const [id, entry] of state.items) {
+    if (!shownItems.has(id)) { entry.element.remove(); state.items.delete(id); }
+  }
+  for (const [id, entry] of state.sections) {
+    if (!shownSections.has(id)) { entry.element.remove(); state.sections.delete(id); }
+  }
+  return container;
+}
+
 /**
  * Applies a change answer's stages to a snapshot (which must be at
  * `answer.from`, of `answer.epoch`) and returns every state: `states[0]` is
@@ -1682,7 +1772,31 @@ function closedError() {
 }
 
 /** The operations `Follower.patch` shows before the server answers. */
-const optimisticOps = new Set(["insertItem", "updateItem", "moveItem", "deleteItem"]);
+const optimisticOps = new Set([
+  "insertSection", "updateSection", "moveSection", "deleteSection",
+  "insertItem", "updateItem", "moveItem", "deleteItem",
+]);
+
+/** Why `op` cannot be shown before the server answers, or null when it can. */
+function unshowable(op) {
+  if (!optimisticOps.has(op?.op)) return "not a list operation";
+  if (op.op === "insertItem" && typeof op.item?.id !== "string") return "insertItem needs the item's id";
+  if (op.op === "insertSection") {
+    if (typeof op.section?.id !== "string") return "insertSection needs the section's id";
+    if ((op.section.items || []).some((item) => typeof item?.id !== "string")) return "insertSection needs every item's id";
+  }
+  return null;
+}
+
+/** The ids an operation touches: `{items, sections}`. */
+function opIDs(op) {
+  switch (op.op) {
+    case "insertItem": return { items: [op.item.id], sections: [] };
+    case "updateItem": case "moveItem": case "deleteItem": return { items: [op.id], sections: [] };
+    case "insertSection": return { items: (op.section.items || []).map((item) => item.id), sections: [op.section.id] };
+    default: return { items: [], sections: [op.id] };
+  }
+}
 
 /** Whether two JSON values are equal (object keys in any order). */
 function sameJSON(a, b) {
@@ -1704,43 +1818,422 @@ function findItem(sections, id) {
 }
 
 /**
- * Item operations replayed over `sections` as the server applies them, one
- * stage each with the stage that undoes it. An operation that does not
- * apply (its item is there already, or gone) is left out: it is the
- * server's to accept or refuse, and replaying an applied write changes nothing.
+ * Operations replayed over `sections` as the server applies them, one stage
+ * each with the stage that undoes it. An operation that does not apply (its
+ * item or section is there already, or gone, or its position is out of
+ * range) is left out: it is the server's to accept or refuse, and replaying
+ * an applied write changes nothing.
  */
 function replayOps(sections, ops) {
   const steps = [];
+  const sectionIndex = (id) => sections.findIndex((candidate) => candidate.id === id);
   for (const op of ops) {
-    const at = op.op === "insertItem" ? null : findItem(sections, op.id);
     let step = null;
-    if (op.op === "insertItem") {
-      const section = sections.findIndex((candidate) => candidate.id === op.section);
+    if (op.op === "insertSection") {
+      const count = sections.length;
+      const index = op.at ?? count;
+      const items = (op.section.items || []).map((item) => ({ id: item.id, model: item.model ?? {} }));
+      const ids = new Set(items.map((item) => item.id));
+      if (sectionIndex(op.section.id) < 0 && ids.size === items.length && items.every((item) => !findItem(sections, item.id))
+        && isIndex(index) && index >= 0 && index <= count) {
+        const section = { id: op.section.id, model: op.section.model ?? {}, items };
+        step = { stage: { sectionInserted: [{ at: index, section }] }, inverse: { sectionDeleted: [index] } };
+      }
+    } else if (op.op === "updateSection") {
+      const at = sectionIndex(op.id);
+      if (at >= 0 && !sameJSON(sections[at].model, op.model)) {
+        step = { stage: { sectionUpdated: [{ at, model: op.model }] }, inverse: { sectionUpdated: [{ at, model: sections[at].model }] } };
+      }
+    } else if (op.op === "moveSection") {
+      const from = sectionIndex(op.id);
+      if (from >= 0 && isIndex(op.to) && op.to >= 0 && op.to < sections.length && op.to !== from) {
+        step = { stage: { sectionMoved: [{ from, to: op.to }] }, inverse: { sectionMoved: [{ from: op.to, to: from }] } };
+      }
+    } else if (op.op === "deleteSection") {
+      const at = sectionIndex(op.id);
+      if (at >= 0) step = { stage: { sectionDeleted: [at] }, inverse: { sectionInserted: [{ at, section: sections[at] }] } };
+    } else if (op.op === "insertItem") {
+      const section = sectionIndex(op.section);
       const count = section >= 0 ? sections[section].items.length : -1;
       const index = op.at ?? count;
-      if (section >= 0 && !findItem(sections, op.item.id) && index >= 0 && index <= count) {
+      if (section >= 0 && !findItem(sections, op.item.id) && isIndex(index) && index >= 0 && index <= count) {
         const item = { id: op.item.id, model: op.item.model ?? {} };
         step = { stage: { itemInserted: [{ at: [section, index], item }] }, inverse: { itemDeleted: [[section, index]] } };
       }
-    } else if (at && op.op === "updateItem") {
-      const old = sections[at[0]].items[at[1]];
-      if (!sameJSON(old.model, op.model)) {
-        step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
-      }
-    } else if (at && op.op === "deleteItem") {
-      const old = sections[at[0]].items[at[1]];
-      step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
-    } else if (at && op.op === "moveItem") {
-      const section = op.section === undefined ? at[0] : sections.findIndex((candidate) => candidate.id === op.section);
-      const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
-      if (section >= 0 && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
-        const to = [section, op.to];
-        step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+    } else {
+      const at = findItem(sections, op.id);
+      if (at && op.op === "updateItem") {
+        const old = sections[at[0]].items[at[1]];
+        if (!sameJSON(old.model, op.model)) {
+          step = { stage: { itemUpdated: [{ at, model: op.model }] }, inverse: { itemUpdated: [{ at, model: old.model }] } };
+        }
+      } else if (at && op.op === "deleteItem") {
+        const old = sections[at[0]].items[at[1]];
+        step = { stage: { itemDeleted: [at] }, inverse: { itemInserted: [{ at, item: old }] } };
+      } else if (at && op.op === "moveItem") {
+        const section = op.section === undefined ? at[0] : sectionIndex(op.section);
+        const count = section >= 0 ? sections[section].items.length - (section === at[0] ? 1 : 0) : -1;
+        if (section >= 0 && isIndex(op.to) && op.to >= 0 && op.to <= count && !(section === at[0] && op.to === at[1])) {
+          const to = [section, op.to];
+          step = { stage: { itemMoved: [{ from: at, to }] }, inverse: { itemMoved: [{ from: to, to: at }] } };
+        }
       }
     }
     if (!step) continue;
     sections = applyStage(sections, step.stage);
     steps.push(step);
+  }
+  return { sections, steps };
+}
+
+// MARK: Views, evaluated in the client (optimistic writes in a followed view)
+
+/**
+ * A view's query text (`viewQuery`'s canonical form, or any the server
+ * takes) read as the server reads it (API.md, Views): `{conditions: [{path,
+ * value}], q, order: {path, descending} | null, group: path | null, limit}`.
+ */
+export function parseView(text) {
+  const view = { conditions: [], q: null, order: null, group: null, limit: null };
+  const decode = (part) => decodeURIComponent(part.replace(/\+/g, " "));
+  for (const pair of String(text).replace(/^\?/, "").split("&")) {
+    if (!pair) continue;
+    const equals = pair.indexOf("=");
+    const name = decode(equals < 0 ? pair : pair.slice(0, equals));
+    const value = equals < 0 ? "" : decode(pair.slice(equals + 1));
+    if (name === "where") {
+      const colon = value.indexOf(":");
+      if (colon < 0) throw new TypeError(`view: where must be path:value, got ${JSON.stringify(value)}`);
+      const raw = value.slice(colon + 1);
+      let literal;
+      try { literal = JSON.parse(raw); } catch { literal = raw; }
+      if (literal !== null && typeof literal === "object") literal = raw; // arrays and objects are read as text
+      view.conditions.push({ path: value.slice(0, colon).split("."), value: literal });
+    } else if (name === "q") view.q = value;
+    else if (name === "order") {
+      const descending = value.startsWith("-");
+      view.order = { path: (descending ? value.slice(1) : value).split("."), descending };
+    } else if (name === "group") view.group = value.split(".");
+    else if (name === "limit") view.limit = Number(value);
+  }
+  return view;
+}
+
+/** The value at `path` in a model (`tags.0` indexes an array), or undefined when missing. */
+function valueAt(model, path) {
+  let current = model;
+  for (const component of path) {
+    if (Array.isArray(current)) {
+      if (!/^(0|[1-9][0-9]{0,17})$/.test(component) || Number(component) >= current.length) return undefined;
+      current = current[Number(component)];
+    } else if (current !== null && typeof current === "object" && Object.prototype.hasOwnProperty.call(current, component)) {
+      current = current[component];
+    } else {
+      return undefined;
+    }
+  }
+  return current;
+}
+
+/** Canonical JSON text: object keys sorted by code point, no white space (a view group's section id). */
+function canonicalText(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalText).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value).filter((key) => value[key] !== undefined).sort(compareCodePoints);
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalText(value[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Strings by Unicode code points (UTF-16 units order surrogates below U+E000; this does not). */
+function compareCodePoints(a, b) {
+  const count = Math.min(a.length, b.length);
+  for (let index = 0; index < count; index++) {
+    const x = a.charCodeAt(index);
+    const y = b.charCodeAt(index);
+    if (x === y) continue;
+    const lift = (unit) => (unit >= 0xd800 && unit <= 0xdfff ? unit + 0x2000 : unit >= 0xe000 ? unit - 0x800 : unit);
+    return lift(x) - lift(y);
+  }
+  return a.length - b.length;
+}
+
+const valueRank = (value) => (value === undefined || value === null ? 0 : value === false ? 1 : value === true ? 2
+  : typeof value === "number" ? 3 : typeof value === "string" ? 4 : Array.isArray(value) ? 5 : 6);
+
+/** The contract's order on JSON values: null < false < true < numbers < strings < arrays < objects. */
+function compareValues(a, b) {
+  const ranks = valueRank(a) - valueRank(b);
+  if (ranks !== 0) return ranks;
+  if (typeof a === "number") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "string") return compareCodePoints(a, b);
+  if (Array.isArray(a)) {
+    for (let index = 0; index < Math.min(a.length, b.length); index++) {
+      const order = compareValues(a[index], b[index]);
+      if (order !== 0) return order;
+    }
+    return a.length - b.length;
+  }
+  if (a !== null && typeof a === "object") {
+    const x = Object.keys(a).sort(compareCodePoints);
+    const y = Object.keys(b).sort(compareCodePoints);
+    for (let index = 0; index < Math.min(x.length, y.length); index++) {
+      const keys = compareCodePoints(x[index], y[index]);
+      if (keys !== 0) return keys;
+      const values = compareValues(a[x[index]], b[y[index]]);
+      if (values !== 0) return values;
+    }
+    return x.length - y.length;
+  }
+  return 0;
+}
+
+/** Whether some string in `value` (keys not included) holds `text`, ignoring case. */
+function containsText(value, text) {
+  if (typeof value === "string") return value.toLowerCase().includes(text);
+  if (Array.isArray(value)) return value.some((element) => containsText(element, text));
+  if (value !== null && typeof value === "object") return Object.values(value).some((element) => containsText(element, text));
+  return false;
+}
+
+/** Whether an item with `model` is in the view (before any window). */
+function viewMatches(view, model) {
+  for (const { path, value } of view.conditions) {
+    const found = valueAt(model, path);
+    if (found === undefined || canonicalText(found) !== canonicalText(value)) return false;
+  }
+  return view.q === null || containsText(model, view.q.toLowerCase());
+}
+
+/** The view's order on two items of one section: the order value (ties by id), or 0 without `order`. */
+function compareInView(view, a, b) {
+  if (!view.order) return 0;
+  const x = valueAt(a.model, view.order.path);
+  const y = valueAt(b.model, view.order.path);
+  const order = view.order.descending ? compareValues(y, x) : compareValues(x, y);
+  return order !== 0 ? order : compareCodePoints(a.id, b.id);
+}
+
+/**
+ * `sections` (a view's) with `item` placed where the view puts it: in its
+ * group's section (made when new) or in the list section `sectionID`, by the
+ * view's order, or at `at` when the view has none (null: not known here).
+ * Returns the new sections, or null when the place cannot be known.
+ */
+function placeInView(view, sections, item, sectionID, at) {
+  let index;
+  if (view.group) {
+    const value = valueAt(item.model, view.group) ?? null;
+    const id = canonicalText(value);
+    index = sections.findIndex((section) => section.id === id);
+    if (index < 0) {
+      index = sections.findIndex((section) => compareValues(section.model?.value ?? null, value) > 0);
+      if (index < 0) index = sections.length;
+      sections = [...sections.slice(0, index), { id, model: { value }, items: [] }, ...sections.slice(index)];
+    }
+  } else {
+    index = sections.findIndex((section) => section.id === sectionID);
+    if (index < 0) return null;
+  }
+  const items = sections[index].items;
+  let position;
+  if (view.order) {
+    position = items.findIndex((other) => compareInView(view, item, other) < 0);
+    if (position < 0) position = items.length;
+  } else if (at === "end") position = items.length;
+  else if (isIndex(at) && at >= 0 && at <= items.length) position = at;
+  else return null;
+  const next = sections.slice();
+  next[index] = { ...sections[index], items: [...items.slice(0, position), item, ...items.slice(position)] };
+  return next;
+}
+
+/** `sections` without the item at `path`; a group left empty goes with it. */
+function removeFromView(view, sections, path) {
+  const next = sections.slice();
+  const items = sections[path[0]].items.filter((_, index) => index !== path[1]);
+  if (view.group && items.length === 0) next.splice(path[0], 1);
+  else next[path[0]] = { ...sections[path[0]], items };
+  return next;
+}
+
+/**
+ * One operation applied to a view's sections as the server would show it,
+ * from what the view holds: the new sections (the same object when the view
+ * does not change), or null when the view does not hold what it would take
+ * to know (an item entering with no order to place it by, a group's items by
+ * list position, a section deleted from a grouped view, …).
+ */
+function viewOp(view, sections, op) {
+  const at = op.id === undefined ? null : findItem(sections, op.id);
+  switch (op.op) {
+    case "insertItem": {
+      if (findItem(sections, op.item.id)) return sections; // the server's to refuse
+      const item = { id: op.item.id, model: op.item.model ?? {} };
+      if (!view.group && !sections.some((section) => section.id === op.section)) return sections;
+      if (!viewMatches(view, item.model)) return sections;
+      if (view.group && !view.order) return null;
+      return placeInView(view, sections, item, op.section, op.at === undefined ? "end" : op.at === 0 ? 0 : null);
+    }
+    case "updateItem": {
+      const item = { id: op.id, model: op.model };
+      if (!at) {
+        if (!viewMatches(view, item.model)) return sections;
+        return view.group && view.order ? placeInView(view, sections, item) : null;
+      }
+      const old = sections[at[0]].items[at[1]];
+      if (sameJSON(old.model, op.model)) return sections;
+      const without = removeFromView(view, sections, at);
+      if (!viewMatches(view, item.model)) return without;
+      if (view.order) return placeInView(view, without, item, sections[at[0]].id);
+      if (view.group && canonicalText(valueAt(op.model, view.group) ?? null) !== sections[at[0]].id) return null;
+      const next = sections.slice();
+      next[at[0]] = { ...sections[at[0]], items: sections[at[0]].items.map((other, index) => (index === at[1] ? item : other)) };
+      return next;
+    }
+    case "deleteItem":
+      return at ? removeFromView(view, sections, at) : sections;
+    case "moveItem": {
+      if (!at) return sections;
+      if (view.group) return view.order ? sections : null;
+      const target = op.section ?? sections[at[0]].id;
+      if (!sections.some((section) => section.id === target)) return sections;
+      if (!view.order) return null;
+      if (target === sections[at[0]].id) return sections;
+      return placeInView(view, removeFromView(view, sections, at), sections[at[0]].items[at[1]], target);
+    }
+    case "insertSection": {
+      const items = (op.section.items || []).map((item) => ({ id: item.id, model: item.model ?? {} }))
+        .filter((item) => viewMatches(view, item.model));
+      if (view.group) {
+        if (items.length && !view.order) return null;
+        return items.reduce((next, item) => next && placeInView(view, next, item), sections);
+      }
+      if (sections.some((section) => section.id === op.section.id)) return sections;
+      const index = op.at ?? sections.length;
+      if (!isIndex(index) || index < 0 || index > sections.length) return sections;
+      if (view.order) items.sort((a, b) => compareInView(view, a, b));
+      const section = { id: op.section.id, model: op.section.model ?? {}, items };
+      return [...sections.slice(0, index), section, ...sections.slice(index)];
+    }
+    case "updateSection": {
+      if (view.group) return sections;
+      const index = sections.findIndex((section) => section.id === op.id);
+      if (index < 0 || sameJSON(sections[index].model, op.model)) return sections;
+      const next = sections.slice();
+      next[index] = { ...sections[index], model: op.model };
+      return next;
+    }
+    case "moveSection": {
+      if (view.group) return view.order ? sections : null;
+      const from = sections.findIndex((section) => section.id === op.id);
+      if (from < 0 || !isIndex(op.to) || op.to < 0 || op.to >= sections.length || op.to === from) return sections;
+      const next = sections.slice();
+      const [section] = next.splice(from, 1);
+      next.splice(op.to, 0, section);
+      return next;
+    }
+    case "deleteSection": {
+      if (view.group) return null;
+      return sections.filter((section) => section.id !== op.id);
+    }
+    default:
+      return null;
+  }
+}
+
+/** Indexes (into `values`) of a longest increasing subsequence. */
+function longestIncreasing(values) {
+  const tails = [];
+  const previous = new Array(values.length);
+  for (let index = 0; index < values.length; index++) {
+    let low = 0;
+    let high = tails.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (values[tails[middle]] < values[index]) low = middle + 1; else high = middle;
+    }
+    previous[index] = low > 0 ? tails[low - 1] : -1;
+    tails[low] = index;
+  }
+  const kept = new Set();
+  for (let index = tails.length ? tails[tails.length - 1] : -1; index >= 0; index = previous[index]) kept.add(index);
+  return kept;
+}
+
+/**
+ * The stages that take `before` to `after` (sections and items matched by
+ * id), valid as UIKit batch updates: section models, then item models, then
+ * one stage of deletes, inserts and moves (the fewest moves: what is not in
+ * a longest run kept in order).
+ */
+function diffSections(before, after) {
+  const stages = [];
+  const afterSection = new Map(after.map((section, index) => [section.id, index]));
+  const beforeSection = new Map(before.map((section, index) => [section.id, index]));
+  const sectionUpdated = [];
+  before.forEach((section, index) => {
+    const other = afterSection.get(section.id);
+    if (other !== undefined && !sameJSON(section.model, after[other].model)) sectionUpdated.push({ at: index, model: after[other].model });
+  });
+  if (sectionUpdated.length) stages.push({ sectionUpdated });
+  const itemAfter = new Map();
+  after.forEach((section, s) => section.items.forEach((item, i) => itemAfter.set(item.id, [s, i, item])));
+  const itemBefore = new Map();
+  before.forEach((section, s) => section.items.forEach((item, i) => itemBefore.set(item.id, [s, i, item])));
+  // An item is kept (updated, moved or left) when both its sections are kept; else deleted and inserted.
+  const kept = (id) => {
+    const from = itemBefore.get(id);
+    const to = itemAfter.get(id);
+    return from && to && afterSection.has(before[from[0]].id) && beforeSection.has(after[to[0]].id);
+  };
+  const itemUpdated = [];
+  for (const [id, [s, i, item]] of itemBefore) {
+    if (kept(id) && !sameJSON(item.model, itemAfter.get(id)[2].model)) itemUpdated.push({ at: [s, i], model: itemAfter.get(id)[2].model });
+  }
+  if (itemUpdated.length) stages.push({ itemUpdated });
+  const stage = {};
+  const add = (field, entry) => { (stage[field] ||= []).push(entry); };
+  before.forEach((section, index) => { if (!afterSection.has(section.id)) add("sectionDeleted", index); });
+  after.forEach((section, index) => { if (!beforeSection.has(section.id)) add("sectionInserted", { at: index, section }); });
+  const staying = before.map((section, index) => [index, afterSection.get(section.id)]).filter(([, to]) => to !== undefined);
+  const inOrder = longestIncreasing(staying.map(([, to]) => to));
+  staying.forEach(([from, to], index) => { if (!inOrder.has(index)) add("sectionMoved", { from, to }); });
+  for (const [id, [s, i]] of itemBefore) {
+    if (afterSection.has(before[s].id) && !kept(id)) add("itemDeleted", [s, i]);
+  }
+  for (const [id, [s, i, item]] of itemAfter) {
+    if (beforeSection.has(after[s].id) && !kept(id)) add("itemInserted", { at: [s, i], item });
+  }
+  before.forEach((section, s) => {
+    const target = afterSection.get(section.id);
+    if (target === undefined) return;
+    const stayed = section.items.map((item, i) => [i, itemAfter.get(item.id)])
+      .filter(([i, to]) => to && to[0] === target && kept(section.items[i].id));
+    const order = longestIncreasing(stayed.map(([, to]) => to[1]));
+    stayed.forEach(([i, to], index) => { if (!order.has(index)) add("itemMoved", { from: [s, i], to: [to[0], to[1]] }); });
+    for (const [i, item] of section.items.entries()) {
+      const to = itemAfter.get(item.id);
+      if (to && kept(item.id) && to[0] !== target) add("itemMoved", { from: [s, i], to: [to[0], to[1]] });
+    }
+  });
+  if (Object.keys(stage).length) stages.push(stage);
+  return stages;
+}
+
+/**
+ * Operations replayed over a view's sections as the server would show
+ * them (`viewOp`), one step per operation that changes what shows, each
+ * with its stages and the stages that undo it. An operation the view cannot
+ * place, or that does not apply, is left out.
+ */
+function replayViewOps(view, sections, ops) {
+  const steps = [];
+  for (const op of ops) {
+    const next = viewOp(view, sections, op);
+    if (next === null || next === sections || sameJSON(next, sections)) continue;
+    steps.push({ stages: diffSections(sections, next), inverse: diffSections(next, sections) });
+    sections = next;
   }
   return { sections, steps };
 }
@@ -1797,6 +2290,9 @@ export class Follower {
     this.undo = [];
     /** The view's query text, empty for the whole list. */
     this.view = viewQuery(options.view);
+    /** The view as `patch` evaluates it (null for the whole list, or a view it cannot read). */
+    this.viewSpec = null;
+    if (this.view) { try { this.viewSpec = parseView(this.view); } catch { this.viewSpec = null; } }
     if (options.since !== undefined) {
       this.snapshot = { id: list, epoch: options.epoch, version: options.since, sections: options.sections };
       this.existed = true;
@@ -1844,25 +2340,44 @@ export class Follower {
   }
 
   /**
-   * An optimistic write: `ops` (item operations: `insertItem` with an item
-   * id, `updateItem`, `moveItem`, `deleteItem`) show at once in
-   * `getSnapshot()`, as one "changes" update with `answer.optimistic`, the
-   * snapshot's `pending` naming the items of writes not yet confirmed; then
-   * they are sent with `client.patchList` (retried, or queued in the
-   * outbox). The server's change that carries them shows nothing new; a
-   * rejection takes them back in one "changes" update; a change of someone
-   * else's while they are pending shows as one update (undo, the server's
-   * stages, redo). Resolves or rejects as `patchList` does.
+   * An optimistic write: `ops` (any list operation; inserts name the ids of
+   * what they insert: `insertItem`'s item, `insertSection`'s section and its
+   * items) show at once in `getSnapshot()`, as one "changes" update with
+   * `answer.optimistic`, the snapshot's `pending` and `pendingSections`
+   * naming the items and sections of writes not yet confirmed; then they are
+   * sent with `client.patchList` (retried, or queued in the outbox). The
+   * server's change that carries them shows nothing new; a rejection takes
+   * them back in one "changes" update; a change of someone else's while they
+   * are pending shows as one update (undo, the server's stages, redo).
+   * Resolves or rejects as `patchList` does.
+   *
+   * In a view, the write shows where the view puts it (its filter, order
+   * and groups, evaluated here: `parseView`). When that depends on what the
+   * view does not hold (a window: `limit`; an item entering a view without
+   * `order`; a move in an unordered view; a section deleted from a grouped
+   * view), it rejects with a TypeError and sends nothing: write with
+   * `client.patchList`, and the view shows it when the server sends it.
    * @param {object[]} ops
    * @param {{ifMatch?: number, signal?: AbortSignal, idempotencyKey?: string}} [options]
    */
   patch(ops, options = {}) {
-    if (!this.snapshot || this.view) {
-      return Promise.reject(new TypeError("follow: patch needs a followed list (not a view) and its snapshot"));
+    if (this.view && (!this.viewSpec || this.viewSpec.limit !== null)) {
+      return Promise.reject(new TypeError("follow: patch cannot show a write in a view with a limit (what enters its window is not held here): write with client.patchList"));
     }
+    if (!this.snapshot) return Promise.reject(new TypeError("follow: patch needs the list's snapshot: wait for the first one"));
+    if (!Array.isArray(ops)) return Promise.reject(new TypeError("follow: patch takes an array of operations"));
     for (const op of ops) {
-      if (!optimisticOps.has(op?.op) || (op.op === "insertItem" && typeof op.item?.id !== "string")) {
-        return Promise.reject(new TypeError(`follow: patch shows item operations only (insertItem with an id): ${JSON.stringify(op)}`));
+      const why = unshowable(op);
+      if (why) return Promise.reject(new TypeError(`follow: patch cannot show ${JSON.stringify(op)}: ${why}`));
+    }
+    if (this.viewSpec) {
+      let sections = this.getSnapshot().sections;
+      for (const op of ops) {
+        const next = viewOp(this.viewSpec, sections, op);
+        if (next === null) {
+          return Promise.reject(new TypeError(`follow: patch cannot show ${JSON.stringify(op)} in this view: where it lands depends on what the view does not hold (the list's order, or items outside it); write with client.patchList`));
+        }
+        sections = next;
       }
     }
     const write = { id: options.idempotencyKey ?? idempotencyKey(), ops, version: undefined };
@@ -1895,18 +2410,38 @@ export class Follower {
     const confirmed = this.snapshot;
     this.pending = this.pending.filter((write) => !(write.version !== undefined && confirmed && write.version <= confirmed.version));
     if (!confirmed) { this.shown = undefined; this.undo = []; return; }
-    const replayed = replayOps(confirmed.sections, this.pending.flatMap((write) => write.ops));
-    const pendingItems = [...new Set(this.pending.flatMap((write) => write.ops.map((op) => op.item?.id ?? op.id)))];
-    const stages = [...this.undo, ...(server ? server.stages || [] : []), ...replayed.steps.map((step) => step.stage)];
-    this.undo = replayed.steps.map((step) => step.inverse).reverse();
+    let replayed;
+    if (this.viewSpec) {
+      // A view's stream says nothing of a write that left the view alone: an answered write that
+      // shows nothing in it is done (if the view did change after all, its change comes as any other).
+      let sections = confirmed.sections;
+      const steps = [];
+      this.pending = this.pending.filter((write) => {
+        const own = replayViewOps(this.viewSpec, sections, write.ops);
+        if (write.version !== undefined && own.steps.length === 0) return false;
+        sections = own.sections;
+        steps.push(...own.steps);
+        return true;
+      });
+      replayed = { sections, steps };
+    } else {
+      replayed = replayOps(confirmed.sections, this.pending.flatMap((write) => write.ops));
+    }
+    const touched = this.pending.flatMap((write) => write.ops.map(opIDs));
+    const pendingIDs = {
+      pending: [...new Set(touched.flatMap((ids) => ids.items))],
+      pendingSections: [...new Set(touched.flatMap((ids) => ids.sections))],
+    };
+    const stages = [...this.undo, ...(server ? server.stages || [] : []), ...replayed.steps.flatMap((step) => step.stages ?? [step.stage])];
+    this.undo = replayed.steps.map((step) => step.inverse).reverse().flat();
     if (before && sameJSON(before.sections, replayed.sections)) {
       // Nothing visible changed (the echo of a pending write): keep the sections object, say nothing.
       this.snapshot = { ...confirmed, sections: sameJSON(before.sections, confirmed.sections) ? before.sections : confirmed.sections };
-      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, pending: pendingItems } : undefined;
+      this.shown = this.pending.length ? { ...this.snapshot, sections: before.sections, ...pendingIDs } : undefined;
       this.notify();
       return;
     }
-    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, pending: pendingItems } : undefined;
+    this.shown = this.pending.length ? { ...confirmed, sections: replayed.sections, ...pendingIDs } : undefined;
     if (!before) return; // a new snapshot: delivered whole by the caller
     let states;
     try {
@@ -2164,8 +2699,11 @@ export class Follower {
     // A view's versions are the list's: a write that left the view alone moves
     // `to` on with nothing to apply. Hold the new version; nothing to show.
     if (this.view && answer.epoch === held.epoch && answer.from === held.version && !(answer.stages || []).length) {
+      const shown = this.getSnapshot();
       this.snapshot = { ...held, version: answer.to };
-      this.notify();
+      // It may confirm a pending write that left the view alone.
+      if (this.pending.length || this.shown) this.showPending(shown);
+      else this.notify();
       return true;
     }
     let states;

@@ -2,7 +2,7 @@
 // through a React-style useSyncExternalStore. Checked by `tsc -p clients/js`
 // (it imports the package by its own name, through package.json's exports).
 import {
-  IndexedDBOutboxStorage, ListdClient, ListdError, idempotencyKey,
+  IndexedDBOutboxStorage, ListdClient, ListdError, applyStageToDOM, idempotencyKey,
   type Follower, type ListSnapshot, type PendingWrites, type Update,
 } from "listd-client";
 
@@ -91,4 +91,23 @@ export function add(list: string, title: string): string {
 export function useSaving(): boolean {
   const pending: PendingWrites = useSyncExternalStore(offline.subscribe, () => offline.pendingWrites);
   return pending.count > 0;
+}
+
+// 5. Plain DOM kept in step by id (moved rows keep their nodes), for a list and a view of it;
+// optimistic writes show at once, marked "saving" until the server confirms them.
+export function bindDOM(all: HTMLUListElement, open: HTMLUListElement, signal: AbortSignal): (id: string, todo: Todo) => Promise<unknown> {
+  const todos = client.follow<Todo, Group>("todos", { signal });
+  const openTodos = client.follow<Todo, Group>("todos", { signal, view: { where: { done: false }, order: "title" } });
+  const row = (item: { id: string; model: Todo }, li = document.createElement("li"), { pending }: { pending: boolean }) => {
+    li.textContent = item.model.title;
+    li.classList.toggle("saving", pending);
+    return li;
+  };
+  for (const [follower, list] of [[todos, all], [openTodos, open]] as const) {
+    follower.subscribe(() => {
+      const snapshot = follower.getSnapshot();
+      applyStageToDOM(list, snapshot?.sections ?? [], { item: row, pending: snapshot?.pending });
+    });
+  }
+  return (id, todo) => todos.patch([{ op: "updateItem", id, model: { ...todo, done: true } }]);
 }
