@@ -86,9 +86,11 @@ public struct TouchedSpan: Sendable, Hashable {
     public var name: String
     /// The span's start.
     public var from: Int64
-    /// Touched sections (and sections holding touched items, unchanged), by id.
+    /// Touched sections (and sections holding touched items, unchanged), by id;
+    /// a section made and deleted within the span is here with no row at either end.
     public var sections: [Identifier: RowChange<SectionRow>]
-    /// Touched items, by id.
+    /// Touched items, by id; an item made and deleted within the span is here
+    /// with no row at either end (a view kept at a version inside the span holds it).
     public var items: [Identifier: RowChange<ItemRow>]
 
     /// Creates a span.
@@ -175,6 +177,10 @@ extension ListReader {
                 }
                 items[id] = RowChange(before: row(states.before), after: row(states.after))
             }
+            // Made and gone again within the span: absent at both ends, but a
+            // view kept at a version inside the span may hold them.
+            for id in touched.vanishedSections { sections[id] = RowChange(before: nil, after: nil) }
+            for id in touched.vanishedItems { items[id] = RowChange(before: nil, after: nil) }
             return TouchedSpan(head: meta.head, name: meta.name, from: version, sections: sections, items: items)
         }
     }

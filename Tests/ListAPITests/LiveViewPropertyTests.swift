@@ -217,6 +217,81 @@ import Testing
         #expect(checked > Self.writes * 6)
         await store.close()
     }
+
+    /// A view kept at a version A and moved on by a span that starts earlier
+    /// (from B < A: several answers asking from different versions move one
+    /// kept view) must end exactly at the span's end, including the items
+    /// and sections made after B and deleted again, which the state at A holds.
+    @Test(arguments: seeds)
+    func aViewKeptInsideASpanMovesToItsEnd(seed: UInt64) async throws {
+        var random = SeededGenerator(seed: seed &+ 1_000)
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("live-views-span-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = StoreConfiguration(fullSync: false, historyVersions: 10_000)
+        configuration.migrationsDirectory = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Migrations", isDirectory: true)
+        let store = try await SQLiteStore(
+            path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
+        let list: Identifier = "l"
+        var body: [NewSection] = []
+        for section in 0..<3 {
+            let items = try (0..<6).map { item in
+                NewItem(id: Identifier("i\(section)-\(item)"), model: try Self.model(&random))
+            }
+            body.append(NewSection(id: Identifier("s\(section)"), items: items))
+        }
+        var current = try await store.createList(id: list, name: "", sections: body)
+        let specs = try (0..<4).map { _ in try Self.view(&random) }
+        // Each view as kept at every version.
+        var kept: [Int64: [ViewState]] = [:]
+        func keep() async throws {
+            kept[current.version] = try await specs.asyncMap { spec in
+                let conditions = spec.conditions.map { ItemQuery.Condition(path: $0.path, value: $0.value) }
+                return try ViewState(view: spec, rows: try await store.viewRows(of: list, matching: conditions))
+            }
+        }
+        try await keep()
+        var counter = 0
+        var checked = 0
+        for step in 0..<40 {
+            let ops = try Self.ops(current, &random, counter: &counter)
+            do throws(StoreError) {
+                _ = try await store.apply(ops, to: list, expectedVersion: nil)
+            } catch {
+                continue
+            }
+            current = try await store.snapshot(of: list)
+            try await keep()
+            let versions = kept.keys.sorted()
+            for _ in 0..<3 {
+                let at = versions[Int.random(in: 0..<versions.count, using: &random)]
+                let from = versions.filter { $0 <= at }.randomElement(using: &random) ?? at
+                let span = try #require(try await store.touched(list, since: from))
+                #expect(span.head.version == current.version)
+                for (index, spec) in specs.enumerated() {
+                    var state = try #require(kept[at]?[index])
+                    try state.advance(by: span)
+                    #expect(
+                        state.viewSections == (try Self.oracle(current, spec)),
+                        "seed \(seed) step \(step): \(spec) kept at v\(at), moved by the span from v\(from) to v\(current.version)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 300)
+        await store.close()
+    }
+}
+
+extension Sequence {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
+    }
 }
 
 extension Array {

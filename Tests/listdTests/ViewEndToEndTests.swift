@@ -5,6 +5,7 @@ import ListView
 import ListWire
 import ListdTestSupport
 import SectionDiff
+import Synchronization
 import Testing
 
 /// Views (docs/API.md, "Views") through the real binary: snapshots, the
@@ -172,6 +173,145 @@ import Testing
             }
         }
         #expect(checked > 400)
+    }
+
+    /// Writers and followers at once: two clients write random batches while
+    /// a follower per view asks "changes since the version I hold" with
+    /// `timeout=0` (and now and then a short long-poll) and applies each
+    /// answer, and an event stream per view runs beside it. When the writes
+    /// stop, each follower catches up once more and must hold exactly the
+    /// view's snapshot, and each stream's events, replayed, must give it too.
+    /// (The streams moved the kept views by spans starting before their
+    /// version; an item made and deleted within such a span stayed in the view,
+    /// and every later answer was computed from a state that was not the list's.)
+    @Test(arguments: [UInt64(11), 12, 13, 14, 15, 16])
+    func followersOfViewsBesideConcurrentWritersEndAtTheViewsSnapshot(seed: UInt64) async throws {
+        let server = try await ListdServer()
+        defer { server.stop() }
+        var random = SeededGenerator(seed: seed)
+        var items: [String] = []
+        for index in 0..<24 { items.append(#"{"id":"i\#(index)","model":\#(Self.model(&random))}"#) }
+        let body =
+            #"{"id":"l","sections":[{"id":"a","model":{},"items":["# + items[..<12].joined(separator: ",")
+            + #"]},{"id":"b","model":{},"items":["# + items[12...].joined(separator: ",") + "]}]}"
+        #expect(try await server.request("POST", "/lists", body: body).status == 201)
+        // An event stream per view too, from the first version, read at the end.
+        let firstVersion = try json(try await server.get("/lists/l"))["version"]?.intValue ?? -1
+        var streams: [(view: String, stream: EventStreamReader, start: ChangeReplay.Sections)] = []
+        for view in Self.views {
+            let start = try ChangeReplay.sections(
+                ofSnapshot: try json(try await server.get("/lists/l?\(view)")))
+            let stream = try EventStreamReader(
+                port: server.port, target: "/lists/l/events?since=\(firstVersion)&\(view)")
+            streams.append((view, stream, start))
+        }
+        defer { for entry in streams { entry.stream.close() } }
+        #expect(await eventually { streams.allSatisfy { $0.stream.body.contains("retry:") } })
+        enum Outcome: Sendable {
+            case failure(String)
+            case follower(number: Int, version: Int, held: ChangeReplay.Sections)
+        }
+        let writesDone = DoneFlag()
+        try await withThrowingTaskGroup(of: Outcome?.self) { group in
+            for writer in 0..<2 {
+                group.addTask {
+                    defer { if writer == 0 { writesDone.value.store(true, ordering: .releasing) } }
+                    var random = SeededGenerator(seed: seed &* 31 &+ UInt64(writer))
+                    var counter = writer * 100_000
+                    for _ in 0..<60 {
+                        let list = try self.json(try await server.get("/lists/l"))
+                        _ = try await server.request("PATCH", "/lists/l", body: Self.ops(list, &random, counter: &counter))
+                    }
+                    return nil
+                }
+            }
+            for (number, view) in Self.views.enumerated() {
+                group.addTask {
+                    var random = SeededGenerator(seed: seed &* 1_000 &+ UInt64(number))
+                    let first = try self.json(try await server.get("/lists/l?\(view)"))
+                    var held = try ChangeReplay.sections(ofSnapshot: first)
+                    var version = first["version"]?.intValue ?? -1
+                    var answers = 0
+                    func step(timeout: Int) async throws -> String? {
+                        let reply = try await server.get("/lists/l/changes?since=\(version)&timeout=\(timeout)&\(view)")
+                        guard reply.status == 200 else { return "\(view): \(reply.status) \(reply.text)" }
+                        let answer = try self.json(reply)
+                        if let snapshot = answer["snapshot"] {
+                            held = try ChangeReplay.sections(ofSnapshot: snapshot)
+                        } else {
+                            guard answer["from"]?.intValue == version else {
+                                return "\(view): an answer from \(answer["from"]?.intValue ?? -1) while holding \(version)"
+                            }
+                            do {
+                                held = try ChangeReplay.apply(answer, to: held)
+                            } catch {
+                                return "\(view) at v\(version) (timeout \(timeout)): \(error); answer \(reply.text.prefix(800))"
+                            }
+                        }
+                        version = answer["to"]?.intValue ?? version
+                        answers += 1
+                        return nil
+                    }
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    while !writesDone.value.load(ordering: .acquiring) {
+                        guard ContinuousClock.now < deadline else { return .failure("\(view): the writes took over 120 s") }
+                        if let failure = try await step(timeout: Int.random(in: 0..<3, using: &random) == 0 ? 1 : 0) {
+                            return .failure(failure)
+                        }
+                    }
+                    #expect(answers > 0)
+                    return .follower(number: number, version: version, held: held)
+                }
+            }
+            var followers: [Int: (version: Int, held: ChangeReplay.Sections)] = [:]
+            for try await result in group {
+                switch result {
+                case .failure(let failure): Issue.record("seed \(seed): \(failure)")
+                case .follower(let number, let version, let held): followers[number] = (version, held)
+                case nil: break
+                }
+            }
+            // Every writer is done: each follower catches up from where it stopped.
+            let list = try json(try await server.get("/lists/l"))
+            let head = list["version"]?.intValue ?? -1
+            for (number, view) in Self.views.enumerated() {
+                guard let follower = followers[number] else { continue }
+                var held = follower.held
+                let reply = try await server.get("/lists/l/changes?since=\(follower.version)&timeout=0&\(view)")
+                let answer = try json(reply)
+                if let snapshot = answer["snapshot"] {
+                    held = try ChangeReplay.sections(ofSnapshot: snapshot)
+                } else {
+                    held = try ChangeReplay.apply(answer, to: held)
+                }
+                #expect(answer["to"]?.intValue == head, "seed \(seed) \(view): \(reply.text.prefix(300))")
+                let snapshot = try ChangeReplay.sections(ofSnapshot: try json(try await server.get("/lists/l?\(view)")))
+                #expect(snapshot == (try Self.oracle(list, view)), "seed \(seed) \(view): the view's snapshot")
+                #expect(held == snapshot, "seed \(seed) \(view): the follower's state (from v\(follower.version))")
+            }
+            // Each view's event stream, replayed from the view at the first version, ends at its snapshot.
+            for (view, stream, start) in streams {
+                let snapshot = try ChangeReplay.sections(ofSnapshot: try json(try await server.get("/lists/l?\(view)")))
+                var replayed = start
+                var failure = ""
+                let arrived = await eventually(20) {
+                    replayed = start
+                    for event in stream.events where !event.data.isEmpty {
+                        do {
+                            let answer = try JSONValue(parsing: Array(event.data.utf8))
+                            if answer["stages"] == nil && answer["snapshot"] == nil { continue }
+                            replayed = try ChangeReplay.apply(answer, to: replayed)
+                        } catch {
+                            failure = "event \(event.id) (\(event.event)): \(error)"
+                            return true
+                        }
+                    }
+                    return replayed == snapshot
+                }
+                #expect(failure.isEmpty, "seed \(seed) \(view): \(failure)")
+                #expect(arrived && replayed == snapshot, "seed \(seed) \(view): the event stream's state; events: \(stream.events.map { "\($0.event) \($0.id)" })")
+            }
+        }
     }
 
     @Test func aViewsSnapshotHasTheViewsOwnSectionsAndPositions() async throws {
@@ -358,4 +498,9 @@ import Testing
         #expect(try ChangeReplay.apply(answer, to: held) == now)
         #expect(answer["stages"]?[0]?["itemInserted"]?[0]?["at"]?.canonicalText == "[0,0]")
     }
+}
+
+/// A flag tasks share (an `Atomic` cannot be captured by value).
+private final class DoneFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

@@ -92,7 +92,12 @@ struct ViewState: Sendable {
 
     /// Moves the view to the end of `span`, which must start at or before this
     /// state's version and be of its epoch: every touched section and item
-    /// takes its state at the span's end.
+    /// takes its state at the span's end. A span that starts before this
+    /// state's version names what it made and deleted again (no row at either
+    /// end): this state may hold such an item, made after the span's start.
+    /// (Without them, an item inserted at V+1 and deleted at V+5 stayed in a
+    /// view kept at V+2 and moved on by the span from V: every later answer
+    /// of that view was computed from a state that was not the list's.)
     /// - Complexity: O(k log m + r) for k touched entities and r members of
     ///   sections whose key changed.
     mutating func advance(by span: TouchedSpan) throws(StoreError) {

@@ -222,9 +222,16 @@ extension Database {
         }
         guard complete else { return nil }
         var touched = TouchedEntities()
-        // Entities that existed at neither end are left out, as the join leaves them out.
+        // Entities that existed at neither end are left out, as the join leaves
+        // them out, and named apart, as the join names them.
         touched.sections = sections.filter { $0.value.before != nil || $0.value.after != nil }
         touched.items = items.filter { $0.value.before != nil || $0.value.after != nil }
+        for (id, states) in sections where states.before == nil && states.after == nil {
+            touched.vanishedSections.insert(id)
+        }
+        for (id, states) in items where states.before == nil && states.after == nil {
+            touched.vanishedItems.insert(id)
+        }
         var holding: [Identifier: TouchedEntities.SectionState] = [:]
         try readSections(touched.unlistedSections, of: list) { row in
             holding[row.identifier(1)] = TouchedEntities.SectionState(
