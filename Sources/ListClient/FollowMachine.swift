@@ -236,6 +236,10 @@ public struct FollowOptions: Sendable {
     /// Called (on the follow's task) each time the follow moves to another base URL,
     /// for logs and metrics; `nil` for none. It must not block.
     public var onFailover: (@Sendable (Failover) -> Void)?
+    /// Called (on the follow's task, in order with its updates) each time the
+    /// follow's ``ConnectionState`` changes; `nil` for none. It must not block.
+    /// ``ListClient/followEvents(list:view:options:)`` delivers the same states as events.
+    public var onConnectionState: (@Sendable (ConnectionState) -> Void)? = nil
 
     /// Creates options; the defaults suit an app (30 s polls, 0.1–15 s back-off).
     public init(

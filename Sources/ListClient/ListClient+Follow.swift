@@ -95,6 +95,8 @@ extension ListClient {
     ) async {
         var machine = FollowMachine(list: list, view: view, instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
+        var connection = ConnectionReporter(options)
+        connection.connecting()
         while !Task.isCancelled {
             do throws(ListClientError) {
                 let update: FollowUpdate?
@@ -111,6 +113,7 @@ extension ListClient {
                 }
                 if Task.isCancelled { return }
                 if let update { observer.onNext(update) }
+                connection.answered()
                 if machine.nextAction == .fetchSnapshot {
                     // An answer was rejected: wait before refetching, so a server that
                     // keeps sending answers that do not apply is not hammered.
@@ -125,9 +128,11 @@ extension ListClient {
                 case .stop: return
                 case .deleted:
                     observer.onNext(machine.receiveDeleted())
+                    connection.ended(nil)
                     observer.onCompleted()
                     return
                 case .fail:
+                    connection.ended(error)
                     observer.onError(error)
                     return
                 case .retry(let retryAfter):
@@ -136,6 +141,7 @@ extension ListClient {
                     if moved { reportFailover(of: [list], from: old, choice: machine.instanceChoice, error, options) }
                     // A Retry-After is the failed instance's; the next one is asked after the plain back-off.
                     let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
+                    connection.retrying(after: delay)
                     try? await Task.sleep(for: delay)
                 }
             }
@@ -161,6 +167,8 @@ extension ListClient {
         // One long-poll for all the lists, so one instance for all of them.
         var choice = InstanceChoice(instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
+        var connection = ConnectionReporter(options)
+        connection.connecting()
         while !Task.isCancelled && !machines.isEmpty {
             // What the machines took in this round. They are emitted whatever happens next in
             // the round: a machine that took a snapshot (or dropped a deleted list) has moved
@@ -218,10 +226,14 @@ extension ListClient {
             }
             if Task.isCancelled { return }
             for update in updates { observer.onNext(update) }
-            guard let failure else { continue }
+            guard let failure else {
+                connection.answered()
+                continue
+            }
             switch Self.recovery(failure, holding: true) {
             case .stop: return
             case .fail, .deleted:
+                connection.ended(failure)
                 observer.onError(failure)
                 return
             case .retry(let retryAfter):
@@ -231,10 +243,14 @@ extension ListClient {
                     reportFailover(of: machines.keys.sorted(), from: old, choice: choice, failure, options)
                 }
                 let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
+                connection.retrying(after: delay)
                 try? await Task.sleep(for: delay)
             }
         }
-        if !Task.isCancelled { observer.onCompleted() }
+        if !Task.isCancelled {
+            connection.ended(nil)
+            observer.onCompleted()
+        }
     }
 
     /// One `GET …/changes?timeout=0` per list: its answer, or `nil` when it is deleted.
