@@ -153,7 +153,7 @@ public struct InstanceChoice: Sendable, Equatable {
         switch error.kind {
         case .transport: return true
         case .problem: return (error.status ?? 0) >= 500
-        case .invalidResponse, .cancelled, .invalidRequest, .outbox: return false
+        case .invalidResponse, .cancelled, .invalidRequest, .outbox, .decoding: return false
         }
     }
 
