@@ -240,6 +240,10 @@ public struct FollowOptions: Sendable {
     /// follow's ``ConnectionState`` changes; `nil` for none. It must not block.
     /// ``ListClient/followEvents(list:view:options:)`` delivers the same states as events.
     public var onConnectionState: (@Sendable (ConnectionState) -> Void)? = nil
+    /// How a single-list follow hears of changes: long-polls (the default), the
+    /// event stream, or the event stream when the client's transport can stream
+    /// (``FollowTransport``). Multi-list follows always long-poll.
+    public var transport: FollowTransport = .longPoll
 
     /// Creates options; the defaults suit an app (30 s polls, 0.1–15 s back-off).
     public init(

@@ -53,7 +53,14 @@ extension ListClient {
         -> Observable<FollowUpdate>
     {
         Observable.create { observer in
-            let task = Task { await self.runFollow(list: list, view: view, options: options, observer: observer) }
+            let task = Task {
+                if let streaming = self.eventStreamTransport(options) {
+                    await self.runEventStreamFollow(
+                        list: list, view: view, options: options, observer: observer, transport: streaming)
+                } else {
+                    await self.runFollow(list: list, view: view, options: options, observer: observer)
+                }
+            }
             return Disposables.create { task.cancel() }
         }
     }
@@ -149,7 +156,7 @@ extension ListClient {
     }
 
     /// A follow moved on from instance `old`: the client follows it, and the options hear of it.
-    private func reportFailover(
+    func reportFailover(
         of lists: [String], from old: Int, choice: InstanceChoice, _ error: ListClientError, _ options: FollowOptions
     ) {
         failedOver(from: old, to: choice.instance)
@@ -270,14 +277,14 @@ extension ListClient {
         return answers
     }
 
-    private enum Recovery {
+    enum Recovery {
         case stop
         case deleted
         case fail
         case retry(retryAfter: Double?)
     }
 
-    private static func recovery(_ error: ListClientError, holding: Bool) -> Recovery {
+    static func recovery(_ error: ListClientError, holding: Bool) -> Recovery {
         if error.kind == .cancelled || Task.isCancelled { return .stop }
         if error.status == 404 { return holding ? .deleted : .fail }
         if error.isTransient { return .retry(retryAfter: error.retryAfter) }

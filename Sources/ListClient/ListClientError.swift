@@ -20,7 +20,7 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         case invalidRequest
         /// A ``WriteOutbox``'s file could not be read or written (the detail names the file and the error).
         case outbox
-        /// A model did not decode into the app's type (``ListClient/follow(list:view:as:options:)``);
+        /// A model did not decode into the app's type (``ListClient/follow(list:view:as:options:decoder:)``);
         /// ``modelFailure`` names the item and what failed.
         case decoding
     }

@@ -121,7 +121,7 @@ import Testing
         _ = try await writer.createList(id: "c", sections: [])
         let proxy = try FaultProxy(
             upstreamPort: first.port, seed: SeededGenerator.seed(for: "statesUnderInjectedFaultsAndARestart"),
-            odds: .init(drop: 0, reset: 0, delay: 0, refuse: 0), script: [.refuse, .refuse])
+            odds: .init(drop: 0, reset: 0, delay: 0, refuse: 0), script: Array(repeating: .refuse, count: 6))
         defer { proxy.stop() }
         let follower = ListClient(baseURL: proxy.baseURL, token: nil)
         let recorder = Recorder<FollowEvent>()
