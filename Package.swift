@@ -167,6 +167,9 @@ let package = Package(
             exclude: ["README.md", "compare.sh"]
         ),
         .executableTarget(
+            name: "StreamBenchmarks", dependencies: ["ListClient", "ListClientNetworking", "JSON"],
+            path: "Benchmarks/StreamBenchmarks", exclude: ["README.md"]),
+        .executableTarget(
             name: "ServiceBenchmarks",
             dependencies: ["CSystem"],
             path: "Benchmarks/ServiceBenchmarks",

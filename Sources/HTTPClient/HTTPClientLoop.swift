@@ -246,6 +246,9 @@ final class HTTPClientLoop: Sendable {
     ) -> ReadStep {
         switch phase {
         case .busy: break
+        case .streaming(let streaming):
+            phase = .closed
+            return stream(after: result, buffer, streaming, in: &phase)
         case .closed, .lost:
             // Ended by another thread (which shut the socket down): the loop's turn to close it.
             return .close
@@ -269,9 +272,31 @@ final class HTTPClientLoop: Sendable {
                 phase = .busy(exchange)
                 return .waitForMore
             case .processed(0):
-                outcome = .answered(try exchange.parser.finish())
+                var response = try exchange.parser.finish()
+                if let body = exchange.stream {
+                    body.push(response.body)
+                    body.finish(nil)
+                    response.body = []
+                }
+                outcome = .answered(response)
             case .processed(let count):
                 exchange.parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                if let body = exchange.stream {
+                    // A streamed answer: the head goes to the caller, the body to the stream as it comes.
+                    let (bytes, complete) = try exchange.parser.takeBody()
+                    guard let head = exchange.parser.head else {
+                        phase = .busy(exchange)
+                        return count == buffer.count ? .readAgain : .waitForMore
+                    }
+                    body.push(bytes)
+                    if complete {
+                        body.finish(nil)
+                        return .finished(exchange.continuation, .answered(head), close: true)
+                    }
+                    phase = .streaming(
+                        Streaming(parser: exchange.parser, body: body, deadline: now + exchange.idle, idle: exchange.idle))
+                    return .finished(exchange.continuation, .answered(head), close: false)
+                }
                 guard let response = try exchange.parser.response() else {
                     phase = .busy(exchange)
                     return count == buffer.count ? .readAgain : .waitForMore
@@ -287,6 +312,40 @@ final class HTTPClientLoop: Sendable {
             outcome = failure(error, received: exchange.parser.received)
         }
         return .finished(exchange.continuation, outcome, close: true)
+    }
+
+    /// One read's `result` for a streamed answer's body: pushes what it framed;
+    /// `phase` (locked by the caller, `.closed` on entry) is set back to streaming while the body runs.
+    static func stream(
+        after result: Result<IOResult<Int>, SystemError>, _ buffer: UnsafeRawBufferPointer, _ streaming: Streaming,
+        in phase: inout LoopConnection.Phase
+    ) -> ReadStep {
+        var streaming = streaming
+        do throws(SystemError) {
+            switch try result.get() {
+            case .wouldBlock:
+                phase = .streaming(streaming)
+                return .waitForMore
+            case .processed(0):
+                streaming.body.push(try streaming.parser.finishBody())
+                streaming.body.finish(nil)
+                return .close
+            case .processed(let count):
+                streaming.parser.append(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                let (bytes, complete) = try streaming.parser.takeBody()
+                streaming.body.push(bytes)
+                if complete {
+                    streaming.body.finish(nil)
+                    return .close
+                }
+                streaming.deadline = System.monotonicNanoseconds() + streaming.idle
+                phase = .streaming(streaming)
+                return count == buffer.count ? .readAgain : .waitForMore
+            }
+        } catch {
+            streaming.body.finish(error)
+            return .close
+        }
     }
 
     /// A connection that failed before any byte of an answer (`received` 0) with
@@ -309,8 +368,18 @@ final class HTTPClientLoop: Sendable {
         let all = connections.withLock { Array($0.values) }
         var earliest = UInt64.max
         var expired: [(LoopConnection, UnsafeContinuation<ExchangeOutcome, Never>)] = []
+        var silent: [(LoopConnection, ResponseBodyStream)] = []
         for connection in all {
             connection.phase.withLock { phase in
+                if case .streaming(let streaming) = phase {
+                    if streaming.deadline <= now {
+                        phase = .closed
+                        silent.append((connection, streaming.body))
+                    } else {
+                        earliest = min(earliest, streaming.deadline)
+                    }
+                    return
+                }
                 guard case .busy(let exchange) = phase else { return }
                 if exchange.deadline <= now {
                     phase = .closed
@@ -323,6 +392,10 @@ final class HTTPClientLoop: Sendable {
         for (connection, continuation) in expired {
             release(connection)
             continuation.resume(returning: .failed(SystemError(call: "read (timed out)", errno: ETIMEDOUT)))
+        }
+        for (connection, body) in silent {
+            release(connection)
+            body.finish(SystemError(call: "read (a streamed body was silent too long)", errno: ETIMEDOUT))
         }
         plannedCheck.store(earliest, ordering: .releasing)
     }
@@ -337,6 +410,7 @@ final class HTTPClientLoop: Sendable {
         for connection in all {
             let waiting = connection.phase.withLock { phase -> UnsafeContinuation<ExchangeOutcome, Never>? in
                 defer { phase = .closed }
+                if case .streaming(let streaming) = phase { streaming.body.finish(error) }
                 if case .busy(let exchange) = phase { return exchange.continuation }
                 return nil
             }

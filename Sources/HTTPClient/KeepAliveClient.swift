@@ -137,10 +137,64 @@ public final class KeepAliveClient: Sendable {
         return try result.get()
     }
 
-    /// Sends on a reserved `connection` and waits for the loop to hand back the outcome.
+    /// Sends `request` on a new connection and returns its answer's head as soon
+    /// as it is in, with the body to read piece by piece as it arrives (a
+    /// server-sent event stream, which never ends by itself).
+    ///
+    /// `request.timeout` bounds the wait for the head, then each silence of the
+    /// body: a stream quiet for longer fails with ETIMEDOUT (a server that sends
+    /// heartbeats never is). The connection is the stream's alone and is closed at
+    /// its end, at ``ResponseBodyStream/cancel()``, or when the task reading it is
+    /// cancelled. Throws as ``perform(_:)`` does while the head has not arrived.
+    public func stream(_ request: HTTPClientCall.Request) async throws(SystemError)
+        -> (head: HTTPClientCall.Response, body: ResponseBodyStream)
+    {
+        guard (1...65_535).contains(request.port) else {
+            throw SystemError(call: "connect (port out of range)", errno: EINVAL)
+        }
+        let loop = try HTTPClientLoop.shared()
+        let idle = UInt64(max(1, request.timeout / .milliseconds(1))) * 1_000_000
+        let deadline = System.monotonicNanoseconds() + idle
+        let endpoint = ConnectionPool.endpoint(host: request.host, port: request.port)
+        let bytes = HTTPClientCall.head(request, keepAlive: true) + (request.body ?? [])
+        let call = CallCancellation()
+        let body = ResponseBodyStream()
+        let result = await withTaskCancellationHandler {
+            () async -> Result<HTTPClientCall.Response, SystemError> in
+            // A new connection closed before the request went out whole is replaced, as in perform.
+            var unsent = 0
+            while true {
+                let connection: LoopConnection
+                switch await connect(request.host, request.port, endpoint, deadline, loop, call) {
+                case .success(let connected): connection = connected
+                case .failure(let error): return .failure(error)
+                }
+                switch await exchange(bytes, request.method, on: connection, deadline, loop, call, stream: body, idle: idle)
+                {
+                case .answered(let head):
+                    _ = call.detach()
+                    body.attach { _ = connection.close() }
+                    return .success(head)
+                case .failed(let error), .stale(let error):
+                    return .failure(error)
+                case .unsent(let error):
+                    unsent += 1
+                    guard unsent < Self.unsentAttempts, System.monotonicNanoseconds() < deadline else {
+                        return .failure(error)
+                    }
+                }
+            }
+        } onCancel: {
+            call.cancel()
+        }
+        return (try result.get(), body)
+    }
+
+    /// Sends on a reserved `connection` and waits for the loop to hand back the outcome
+    /// (for a streamed answer, `stream` gets the body once the head is in).
     private func exchange(
         _ bytes: [UInt8], _ method: HTTPMethod, on connection: LoopConnection, _ deadline: UInt64,
-        _ loop: HTTPClientLoop, _ call: CallCancellation
+        _ loop: HTTPClientLoop, _ call: CallCancellation, stream: ResponseBodyStream? = nil, idle: UInt64 = 0
     ) async -> ExchangeOutcome {
         guard call.attach(.exchange(connection)) else {
             _ = connection.close()
@@ -148,7 +202,8 @@ public final class KeepAliveClient: Sendable {
         }
         return await withUnsafeContinuation { continuation in
             if let failed = connection.start(
-                bytes, method: method, deadline: deadline, loop: loop, continuation: continuation)
+                bytes, method: method, deadline: deadline, loop: loop, continuation: continuation, stream: stream,
+                idle: idle)
             {
                 continuation.resume(returning: failed)
             } else {

@@ -28,6 +28,20 @@ struct Exchange: Sendable {
     var written = 0
     /// Monotonic nanoseconds after which the loop fails the exchange with ETIMEDOUT.
     let deadline: UInt64
+    /// For a streamed answer: where its body goes once the head is in (``Streaming``).
+    var stream: ResponseBodyStream?
+    /// For a streamed answer: the longest silence, in nanoseconds, once the head is in.
+    var idle: UInt64 = 0
+}
+
+/// A streamed answer whose head was handed to its caller: the loop pushes the
+/// body to `body` as it reads it. The connection is closed at the body's end.
+struct Streaming: Sendable {
+    var parser: ResponseParser
+    let body: ResponseBodyStream
+    /// Monotonic nanoseconds after which the silence fails the stream with ETIMEDOUT.
+    var deadline: UInt64
+    let idle: UInt64
 }
 
 /// A keep-alive connection registered with an ``HTTPClientLoop`` from its
@@ -60,6 +74,8 @@ final class LoopConnection: Sendable {
         case lost(SystemError)
         /// A request in flight.
         case busy(Exchange)
+        /// A streamed answer's body being read (the head went to the caller).
+        case streaming(Streaming)
         /// No request will use it again; the loop closes the descriptor.
         case closed
     }
@@ -104,6 +120,9 @@ final class LoopConnection: Sendable {
             case .closed, .lost: return nil
             case .busy(let exchange): waiting = exchange.continuation
             case .idle, .reserved: waiting = nil
+            case .streaming(let streaming):
+                streaming.body.finish(SystemError(call: "read (cancelled)", errno: ECANCELED))
+                waiting = nil
             }
             phase = .closed
             try? System.shutdown(fd, how: Int32(SHUT_RDWR))
@@ -134,7 +153,7 @@ final class LoopConnection: Sendable {
     /// the exchange cannot start (the connection was closed meanwhile, or the send failed).
     func start(
         _ request: [UInt8], method: HTTPMethod, deadline: UInt64, loop: HTTPClientLoop,
-        continuation: UnsafeContinuation<ExchangeOutcome, Never>
+        continuation: UnsafeContinuation<ExchangeOutcome, Never>, stream: ResponseBodyStream? = nil, idle: UInt64 = 0
     ) -> ExchangeOutcome? {
         phase.withLock { phase -> ExchangeOutcome? in
             switch phase {
@@ -143,7 +162,7 @@ final class LoopConnection: Sendable {
             case .lost(let error):
                 phase = .closed
                 return .unsent(error)
-            case .idle, .busy, .closed:
+            case .idle, .busy, .streaming, .closed:
                 return .failed(SystemError(call: "send (cancelled)", errno: ECANCELED))
             }
             if let ended = Self.endedByPeer(fd) {
@@ -154,7 +173,8 @@ final class LoopConnection: Sendable {
                 return .unsent(ended)
             }
             var exchange = Exchange(
-                continuation: continuation, parser: ResponseParser(method: method), output: request, deadline: deadline)
+                continuation: continuation, parser: ResponseParser(method: method), output: request, deadline: deadline,
+                stream: stream, idle: idle)
             do throws(SystemError) {
                 // Under the lock: the answer cannot be read before the exchange is in place.
                 try exchange.send(on: fd)

@@ -133,6 +133,45 @@ struct ResponseParser: Sendable {
         }
     }
 
+    /// The status and headers (with an empty body) once ``takeBody()`` has framed
+    /// the head, else `nil`: for a streamed answer, whose body is taken piece by piece.
+    var head: HTTPClientCall.Response? {
+        if case .head = stage { return nil }
+        var head = answer
+        head.body = []
+        return head
+    }
+
+    /// The body bytes framed since the last call (chunked coding removed), and
+    /// whether the body is complete; for a streamed answer, after ``head``.
+    ///
+    /// A chunk is handed on once all of it has arrived; a body that runs to the
+    /// end of the stream as it arrives. Nothing is kept once taken, so a stream
+    /// may run for ever in bounded memory.
+    mutating func takeBody() throws(SystemError) -> (bytes: [UInt8], complete: Bool) {
+        let complete = try response() != nil
+        var bytes = answer.body
+        answer.body = []
+        if case .toClose = stage, position < buffer.count {
+            bytes += buffer[position...]
+            position = buffer.count
+        }
+        return (bytes, complete)
+    }
+
+    /// The connection reached its end while a streamed body was read: the bytes
+    /// framed since the last ``takeBody()``, or the error when the body broke off.
+    mutating func finishBody() throws(SystemError) -> [UInt8] {
+        closed = true
+        let (bytes, complete) = try takeBody()
+        if complete { return bytes }
+        if case .toClose = stage {
+            stage = .done
+            return bytes
+        }
+        throw SystemError(call: "read (connection closed mid-body)", errno: ECONNRESET)
+    }
+
     /// Whether the connection may carry the next request: the response was
     /// framed, nothing follows it, and neither side asked to close.
     var canCarryAnotherRequest: Bool {

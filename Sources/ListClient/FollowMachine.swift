@@ -159,7 +159,7 @@ public struct InstanceChoice: Sendable, Equatable {
         switch error.kind {
         case .transport: return true
         case .problem: return (error.status ?? 0) >= 500
-        case .invalidResponse, .cancelled, .invalidRequest, .outbox: return false
+        case .invalidResponse, .cancelled, .invalidRequest, .outbox, .decoding: return false
         }
     }
 
@@ -242,6 +242,14 @@ public struct FollowOptions: Sendable {
     /// Called (on the follow's task) each time the follow moves to another base URL,
     /// for logs and metrics; `nil` for none. It must not block.
     public var onFailover: (@Sendable (Failover) -> Void)?
+    /// Called (on the follow's task, in order with its updates) each time the
+    /// follow's ``ConnectionState`` changes; `nil` for none. It must not block.
+    /// ``ListClient/followEvents(list:view:options:)`` delivers the same states as events.
+    public var onConnectionState: (@Sendable (ConnectionState) -> Void)? = nil
+    /// How a single-list follow hears of changes: long-polls (the default), the
+    /// event stream, or the event stream when the client's transport can stream
+    /// (``FollowTransport``). Multi-list follows always long-poll.
+    public var transport: FollowTransport = .longPoll
 
     /// Creates options; the defaults suit an app (30 s polls, 0.1–15 s back-off).
     public init(

@@ -53,7 +53,14 @@ extension ListClient {
         -> Observable<FollowUpdate>
     {
         Observable.create { observer in
-            let task = Task { await self.runFollow(list: list, view: view, options: options, observer: observer) }
+            let task = Task {
+                if let streaming = self.eventStreamTransport(options) {
+                    await self.runEventStreamFollow(
+                        list: list, view: view, options: options, observer: observer, transport: streaming)
+                } else {
+                    await self.runFollow(list: list, view: view, options: options, observer: observer)
+                }
+            }
             return Disposables.create { task.cancel() }
         }
     }
@@ -95,6 +102,8 @@ extension ListClient {
     ) async {
         var machine = FollowMachine(list: list, view: view, instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
+        var connection = ConnectionReporter(options)
+        connection.connecting()
         while !Task.isCancelled {
             do throws(ListClientError) {
                 let update: FollowUpdate?
@@ -111,6 +120,7 @@ extension ListClient {
                 }
                 if Task.isCancelled { return }
                 if let update { observer.onNext(update) }
+                connection.answered()
                 if machine.nextAction == .fetchSnapshot {
                     // An answer was rejected: wait before refetching, so a server that
                     // keeps sending answers that do not apply is not hammered.
@@ -125,9 +135,11 @@ extension ListClient {
                 case .stop: return
                 case .deleted:
                     observer.onNext(machine.receiveDeleted())
+                    connection.ended(nil)
                     observer.onCompleted()
                     return
                 case .fail:
+                    connection.ended(error)
                     observer.onError(error)
                     return
                 case .retry(let retryAfter):
@@ -136,6 +148,7 @@ extension ListClient {
                     if moved { reportFailover(of: [list], from: old, choice: machine.instanceChoice, error, options) }
                     // A Retry-After is the failed instance's; the next one is asked after the plain back-off.
                     let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
+                    connection.retrying(after: delay)
                     try? await Task.sleep(for: delay)
                 }
             }
@@ -143,7 +156,7 @@ extension ListClient {
     }
 
     /// A follow moved on from instance `old`: the client follows it, and the options hear of it.
-    private func reportFailover(
+    func reportFailover(
         of lists: [String], from old: Int, choice: InstanceChoice, _ error: ListClientError, _ options: FollowOptions
     ) {
         failedOver(from: old, to: choice.instance)
@@ -161,6 +174,8 @@ extension ListClient {
         // One long-poll for all the lists, so one instance for all of them.
         var choice = InstanceChoice(instance: currentInstance)
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
+        var connection = ConnectionReporter(options)
+        connection.connecting()
         while !Task.isCancelled && !machines.isEmpty {
             // What the machines took in this round. They are emitted whatever happens next in
             // the round: a machine that took a snapshot (or dropped a deleted list) has moved
@@ -218,10 +233,14 @@ extension ListClient {
             }
             if Task.isCancelled { return }
             for update in updates { observer.onNext(update) }
-            guard let failure else { continue }
+            guard let failure else {
+                connection.answered()
+                continue
+            }
             switch Self.recovery(failure, holding: true) {
             case .stop: return
             case .fail, .deleted:
+                connection.ended(failure)
                 observer.onError(failure)
                 return
             case .retry(let retryAfter):
@@ -231,10 +250,14 @@ extension ListClient {
                     reportFailover(of: machines.keys.sorted(), from: old, choice: choice, failure, options)
                 }
                 let delay = retryAfter.flatMap { moved ? nil : backoff.next(retryAfter: $0) } ?? backoff.next()
+                connection.retrying(after: delay)
                 try? await Task.sleep(for: delay)
             }
         }
-        if !Task.isCancelled { observer.onCompleted() }
+        if !Task.isCancelled {
+            connection.ended(nil)
+            observer.onCompleted()
+        }
     }
 
     /// One `GET …/changes?timeout=0` per list: its answer, or `nil` when it is deleted.
@@ -254,14 +277,14 @@ extension ListClient {
         return answers
     }
 
-    private enum Recovery {
+    enum Recovery {
         case stop
         case deleted
         case fail
         case retry(retryAfter: Double?)
     }
 
-    private static func recovery(_ error: ListClientError, holding: Bool) -> Recovery {
+    static func recovery(_ error: ListClientError, holding: Bool) -> Recovery {
         if error.kind == .cancelled || Task.isCancelled { return .stop }
         if error.status == 404 { return holding ? .deleted : .fail }
         if error.isTransient { return .retry(retryAfter: error.retryAfter) }

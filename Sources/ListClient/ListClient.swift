@@ -31,7 +31,10 @@ import Synchronization
 /// outlive the app going offline or being killed, queue them in a ``WriteOutbox``.
 public final class ListClient: Sendable {
     /// The bearer token sent with every request, if any. Never logged or printed.
+    /// `nil` for a client made with a token provider (see ``init(baseURLs:transport:tokenProvider:)``).
     public let token: String?
+    /// Where tokens come from when the client was given a provider; `nil` for a fixed ``token``.
+    let tokenSource: TokenSource?
     /// How requests are sent.
     public let transport: any HTTPTransport
     private let addresses: Mutex<Addresses>
@@ -69,6 +72,31 @@ public final class ListClient: Sendable {
     /// continuation. With no URL at all, every request fails with `.invalidRequest`.
     public init(baseURLs: [URL], token: String?, transport: any HTTPTransport) {
         self.token = token
+        tokenSource = nil
+        self.transport = transport
+        addresses = Mutex(Addresses(urls: baseURLs, current: 0))
+    }
+
+    /// Creates a client whose bearer token comes from `tokenProvider`: it is
+    /// asked before the first request (`nil`: send none) and its answer is kept;
+    /// when the server answers 401, it is asked once more and the request sent
+    /// again with the new token. A second 401 is the answer (a follow then
+    /// reports ``ConnectionState/needsAuth`` and fails with it). Requests that
+    /// meet a 401 together share one call of the provider.
+    ///
+    /// The provider runs on the requesting task, so keep it quick: return a
+    /// cached token, or refresh it from the app's own server. An error it throws
+    /// fails the request as a `.transport` error (a follow retries it).
+    ///
+    /// ```swift
+    /// let client = ListClient(baseURLs: [url], transport: transport) { try await session.freshToken() }
+    /// ```
+    public init(
+        baseURLs: [URL], transport: any HTTPTransport,
+        tokenProvider: @escaping @Sendable () async throws -> String?
+    ) {
+        token = nil
+        tokenSource = TokenSource(tokenProvider)
         self.transport = transport
         addresses = Mutex(Addresses(urls: baseURLs, current: 0))
     }
@@ -464,7 +492,7 @@ public final class ListClient: Sendable {
     }
 
     /// ``json(_:_:query:body:ifMatch:timeout:)`` with a body already written (by ListWire's writers).
-    /// `view` goes after `query` (see ``makeRequest(_:_:query:view:headers:body:timeout:instance:)``);
+    /// `view` goes after `query` (see ``makeRequest(_:_:query:view:headers:body:timeout:instance:token:)``);
     /// `instance` picks a base URL by index (a follow's own); `nil` is the current one.
     func json(
         _ method: String, _ path: [String], query: [(String, String)] = [], view: ViewSpec = .wholeList,
@@ -508,9 +536,32 @@ public final class ListClient: Sendable {
         _ method: String, _ path: [String], query: [(String, String)] = [], view: ViewSpec = .wholeList,
         headers: [(String, String)] = [], bytes: [UInt8]?, timeout: Duration = .seconds(30), instance: Int? = nil
     ) async throws(ListClientError) -> ClientResponse {
+        guard let tokenSource else {
+            return try await send(
+                method, path, query: query, view: view, headers: headers, bytes: bytes, timeout: timeout,
+                instance: instance, token: token)
+        }
+        let token = try await tokenSource.current()
+        let response = try await send(
+            method, path, query: query, view: view, headers: headers, bytes: bytes, timeout: timeout,
+            instance: instance, token: token)
+        // One refresh per 401, then the 401 stands (see init(baseURLs:transport:tokenProvider:)).
+        guard response.status == 401, let fresh = try? await tokenSource.refresh(replacing: token) else {
+            return response
+        }
+        return try await send(
+            method, path, query: query, view: view, headers: headers, bytes: bytes, timeout: timeout,
+            instance: instance, token: fresh)
+    }
+
+    /// ``send(_:_:query:view:headers:bytes:timeout:instance:)`` once, with `token` (`nil`: none).
+    private func send(
+        _ method: String, _ path: [String], query: [(String, String)], view: ViewSpec,
+        headers: [(String, String)], bytes: [UInt8]?, timeout: Duration, instance: Int?, token: String?
+    ) async throws(ListClientError) -> ClientResponse {
         let request = try makeRequest(
             method, path, query: query, view: view, headers: headers, body: bytes, timeout: timeout,
-            instance: instance)
+            instance: instance, token: token)
         do {
             return try await transport.send(request)
         } catch let error as ListClientError {
@@ -539,7 +590,7 @@ public final class ListClient: Sendable {
     /// its long-poll's request on Linux.
     func makeRequest(
         _ method: String, _ path: [String], query: [(String, String)], view: ViewSpec = .wholeList,
-        headers: [(String, String)], body: [UInt8]?, timeout: Duration, instance: Int? = nil
+        headers: [(String, String)], body: [UInt8]?, timeout: Duration, instance: Int? = nil, token: String?
     ) throws(ListClientError) -> ClientRequest {
         guard let root = root(instance: instance) else {
             throw ListClientError(kind: .invalidRequest, detail: "the client has no base URL")

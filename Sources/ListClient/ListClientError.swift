@@ -20,6 +20,9 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         case invalidRequest
         /// A ``WriteOutbox``'s file could not be read or written (the detail names the file and the error).
         case outbox
+        /// A model did not decode into the app's type (``ListClient/follow(list:view:as:options:decoder:)``);
+        /// ``modelFailure`` names the item and what failed.
+        case decoding
     }
 
     /// The kind of failure.
@@ -34,6 +37,8 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
     public var detail: String
     /// Seconds from a `Retry-After` header (503, 429), when given.
     public var retryAfter: Double?
+    /// For `.decoding`: which model failed to decode, and why.
+    public var modelFailure: ModelDecodingFailure?
 
     /// Creates an error.
     public init(
@@ -56,7 +61,7 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         switch kind {
         case .transport: return true
         case .problem: return status.map { $0 >= 500 || $0 == 408 || $0 == 429 } ?? false
-        case .invalidResponse, .cancelled, .invalidRequest, .outbox: return false
+        case .invalidResponse, .cancelled, .invalidRequest, .outbox, .decoding: return false
         }
     }
 
@@ -72,6 +77,7 @@ public struct ListClientError: Error, Sendable, Equatable, CustomStringConvertib
         case .cancelled: return "cancelled"
         case .invalidRequest: return "invalid request: \(detail)"
         case .outbox: return "outbox: \(detail)"
+        case .decoding: return "decoding: \(detail)"
         }
     }
 

@@ -47,7 +47,7 @@ public struct RetryPolicy: Sendable, Equatable {
         switch error.kind {
         case .transport: return true
         case .problem: return ListClient.retryableStatuses.contains(error.status ?? 0)
-        case .invalidResponse, .cancelled, .invalidRequest, .outbox: return false
+        case .invalidResponse, .cancelled, .invalidRequest, .outbox, .decoding: return false
         }
     }
 }

@@ -1,0 +1,58 @@
+/// What a screen that shows a followed list needs, as a value: the decoded
+/// sections, the connection state and the error that ended the follow, moved on
+/// by each ``FollowEvent`` in order.
+///
+/// It is the platform-neutral core of the SwiftUI model (`FollowedListModel`,
+/// under `#if canImport(SwiftUI)`), and what an app with its own store reduces
+/// events into:
+///
+/// ```swift
+/// var screen = FollowedListState<Todo>()
+/// for try await event in client.events(list: "tasks") { try screen.apply(event) }
+/// ```
+public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
+    /// The state shown, decoded; `nil` before the first snapshot and after a deletion.
+    public private(set) var snapshot: DecodedSnapshot<Model>?
+    /// Where the follow stands with the server.
+    public private(set) var connection: ConnectionState = .connecting
+    /// The error that ended the follow, if one did.
+    public private(set) var error: ListClientError?
+    /// Whether the list was deleted on the server.
+    public private(set) var isDeleted = false
+    private var decoder: SnapshotDecoder<Model>
+
+    /// An empty state whose models `decoder` decodes (a `JSONDecoder()` per item by default).
+    public init(decoder: SnapshotDecoder<Model> = SnapshotDecoder()) { self.decoder = decoder }
+
+    /// The sections shown (none before the first snapshot).
+    public var sections: [DecodedSection<Model>] { snapshot?.sections ?? [] }
+
+    /// Moves on by `event`. Returns the decoded update for an update event (to animate
+    /// with ``StageApplier/apply(_:to:setSnapshot:)``), `nil` for a connection event.
+    /// Throws (and keeps as ``error``) a `.decoding` error for a model that does not decode.
+    @discardableResult
+    public mutating func apply(_ event: FollowEvent) throws(ListClientError) -> DecodedUpdate<Model>? {
+        switch event {
+        case .connection(let state):
+            connection = state
+            return nil
+        case .update(let update):
+            let decoded: DecodedUpdate<Model>
+            do throws(ListClientError) {
+                decoded = try decoder.decode(update)
+            } catch {
+                fail(error)
+                throw error
+            }
+            snapshot = decoded.snapshot
+            if case .deleted = update { isDeleted = true }
+            return decoded
+        }
+    }
+
+    /// The follow ended with `error`.
+    public mutating func fail(_ error: ListClientError) {
+        self.error = error
+        if connection != .needsAuth { connection = .ended }
+    }
+}

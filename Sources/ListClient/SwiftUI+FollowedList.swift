@@ -1,0 +1,48 @@
+// SwiftUI binding: an `@Observable` model that follows a list and holds its
+// decoded sections and connection state for a view.
+//
+// Not compiled on Linux (no SwiftUI); its logic is ``FollowedListState``, which
+// the tests drive. SwiftUI's `List`/`ForEach` diffs by id and animates by
+// itself, so the model publishes states, not stages.
+#if canImport(SwiftUI)
+    import Observation
+
+    /// A followed list for SwiftUI views.
+    ///
+    /// ```swift
+    /// struct TasksView: View {
+    ///     @State private var tasks = FollowedListModel<Todo>()
+    ///     let client: ListClient
+    ///     var body: some View {
+    ///         List(tasks.state.sections) { section in
+    ///             Section { ForEach(section.items) { Text($0.model.title) } }
+    ///         }
+    ///         .overlay { if tasks.state.connection != .live { ProgressView() } }
+    ///         .task { await tasks.follow(client, list: "tasks") }   // ends when the view goes
+    ///     }
+    /// }
+    /// ```
+    @MainActor @Observable
+    public final class FollowedListModel<Model: Decodable & Sendable> {
+        /// The sections, connection state and error, as of the last event.
+        public private(set) var state: FollowedListState<Model>
+
+        /// A model with nothing followed yet.
+        public init() { state = FollowedListState() }
+
+        /// Follows `list` (or a view of it) until the calling task is cancelled
+        /// (SwiftUI's `.task` cancels it when the view disappears) or the follow ends.
+        public func follow(
+            _ client: ListClient, list: String, view: ViewSpec = .wholeList, options: FollowOptions = FollowOptions()
+        ) async {
+            state = FollowedListState()
+            do {
+                for try await event in client.events(list: list, view: view, options: options) {
+                    try state.apply(event)
+                }
+            } catch {
+                state.fail(error)
+            }
+        }
+    }
+#endif
