@@ -134,18 +134,19 @@ final class ThrowawayPostgres: Sendable {
             [repository.appendingPathComponent(".ci/postgres").path, "stop"], environment: ["LISTD_POSTGRES_DIR": directory])
     }
 
+    /// Runs `arguments` (with `environment` added) through `/bin/sh`, its output to a file:
+    /// the PostgreSQL server pg_ctl starts inherits the descriptors, so a pipe
+    /// would never reach its end, and Foundation's Process did not see that child exit.
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String] = [:]) -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return (-1, "\(error)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("listd-torture-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let assignments = environment.map { "\($0.key)=\(quoted($0.value))" }
+        let command =
+            (assignments + arguments.map(quoted)).joined(separator: " ") + " >\(quoted(file.path)) 2>&1 </dev/null"
+        let status = system(command)
+        let data = (try? Data(contentsOf: file)) ?? Data()
+        return (status, String(decoding: data, as: UTF8.self))
     }
 }

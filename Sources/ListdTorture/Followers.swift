@@ -66,7 +66,9 @@ extension Run {
                 continue
             }
             guard reply.status == 200, let json = reply.json, let answer = try? ChangeAnswer(json: json) else {
-                if reply.status != 503 {
+                if reply.status >= 500 {
+                    ledger.count("answers 5xx (a fault)")
+                } else {
                     ledger.violated(.answersOrdered, "\(source): \(target) answered \(reply.status) \(reply.text)")
                 }
                 Run.sleep(0.1)
@@ -178,7 +180,9 @@ extension Run {
                     }
                 }
             }
-            if stream.closed && stream.status != 200 && stream.status != 0 {
+            if stream.closed && stream.status >= 500 {
+                ledger.count("answers 5xx (a fault)")
+            } else if stream.closed && stream.status != 200 && stream.status != 0 {
                 ledger.violated(.answersOrdered, "\(source): \(target) answered \(stream.status)")
             }
             stream.close()

@@ -44,11 +44,12 @@ extension Run {
             let output = postgres.restart()
             if !output.contains("server started") { say("PostgreSQL restart: \(output)") }
         case .terminateListen:
-            let count = cluster.postgres?.terminate(where: "query ilike 'listen%'") ?? 0
+            let count = cluster.postgres?.terminate(where: "application_name = 'listd-listen'") ?? 0
             ledger.count("LISTEN sessions terminated", count)
         case .terminateSessions:
             let count =
-                cluster.postgres?.terminate(where: "query not ilike 'listen%' and application_name <> 'psql'") ?? 0
+                cluster.postgres?.terminate(
+                    where: "backend_type = 'client backend' and application_name not in ('listd-listen', 'psql')") ?? 0
             ledger.count("other sessions terminated", count)
         }
     }
