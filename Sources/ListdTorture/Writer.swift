@@ -154,7 +154,7 @@ struct Writer {
         {
         case .acknowledged(let reply):
             let id =
-                reply.json?["id"]?.stringValue ?? reply.headers["Location"]?.split(separator: "/").last.map(String.init)
+                reply.json?["item"]?["id"]?.stringValue ?? reply.headers["Location"]?.split(separator: "/").last.map(String.init)
             guard let id else {
                 ledger.violated(.readsValid, "insert \(token) answered without an item id: \(reply.text)")
                 expect(token, .uncertain)
@@ -243,12 +243,17 @@ struct Writer {
     mutating func increment() {
         let port = run.cluster.livePort(Int.random(in: 0..<run.cluster.count, using: &random))
         guard case .success(let read) = run.net.send(.get, port: port, "/lists/counter/items/n"), read.status == 200,
-            let tag = read.headers["ETag"], let value = read.json?["model"]?["n"]?.intValue
-        else { return }
+            let tag = read.headers["ETag"], let value = read.json?["item"]?["model"]?["n"]?.intValue
+        else {
+            ledger.count("counter reads failed")
+            return
+        }
         serial += 1
         let body = #"{"ops":[{"op":"updateItem","id":"n","model":{"n":\#(value + 1)}}]}"#
         switch write(.patch, "counter", "/lists/counter", body, label: "increment-w\(index)-\(serial)", ifMatch: tag) {
-        case .acknowledged: run.counter.withLock { $0.acknowledged += 1 }
+        case .acknowledged:
+            run.counter.withLock { $0.acknowledged += 1 }
+            ledger.count("If-Match increments acknowledged")
         case .refused(let reply):
             ledger.count("If-Match writes refused (412)")
             ledger.check(
