@@ -161,6 +161,13 @@ extension Run {
                         continue
                     }
                     guard let next = FollowCheck.apply(answer, to: current, ledger: ledger, source: source) else {
+                        // Start again from a fresh snapshot, as a client that cannot apply an answer does.
+                        if let fresh = snapshot(list, instance: instance, source: source) {
+                            held = Held(state: fresh)
+                            lastID = nil
+                            ids = [:]
+                        }
+                        received = limit
                         break
                     }
                     if current.version == from.version, from.version < held.state.version {
