@@ -86,7 +86,8 @@ final class ThrowawayPostgres: Sendable {
         repository = ListdProcess.migrations.deletingLastPathComponent()
         directory = "/tmp/listd-torture-postgres-\(getpid())"
         let (status, output) = Self.run(
-            [repository.appendingPathComponent(".ci/postgres").path, "start"], environment: ["LISTD_POSTGRES_DIR": directory])
+            [repository.appendingPathComponent(".ci/postgres").path, "start"],
+            environment: ["LISTD_POSTGRES_DIR": directory])
         guard status == 0, let line = output.split(separator: "\n").last else {
             throw TestFailure("could not start PostgreSQL with .ci/postgres: \(output)")
         }
@@ -131,7 +132,8 @@ final class ThrowawayPostgres: Sendable {
 
     func stop() {
         _ = Self.run(
-            [repository.appendingPathComponent(".ci/postgres").path, "stop"], environment: ["LISTD_POSTGRES_DIR": directory])
+            [repository.appendingPathComponent(".ci/postgres").path, "stop"],
+            environment: ["LISTD_POSTGRES_DIR": directory])
     }
 
     /// Runs `arguments` (with `environment` added) through `/bin/sh`, its output to a file:

@@ -36,7 +36,8 @@ extension Run {
             guard let final = finals[list] else { continue }
             ledger.check(
                 .followersEndAtFinal, Ledger.digest(entry.state) == Ledger.digest(final),
-                "\(source): at \(list)@\(entry.state.version) its state differs from GET's (\(entry.state) vs \(final))")
+                "\(source): at \(list)@\(entry.state.version) its state differs from GET's (\(entry.state) vs \(final))"
+            )
         }
         return true
     }
@@ -77,7 +78,9 @@ extension Run {
             answers += 1
             ledger.count("long-poll answers checked")
             // Allowed (waiters of one version share an answer), counted.
-            if answer.to < ackedBefore { ledger.count("long-poll answers behind a write acknowledged before the request") }
+            if answer.to < ackedBefore {
+                ledger.count("long-poll answers behind a write acknowledged before the request")
+            }
             if answer.to == from.version && !answer.isReset {
                 ledger.check(
                     .waitersAnswered, received - sent <= Double(timeout) + ledger.wakeBound,
@@ -126,7 +129,9 @@ extension Run {
         while !done && !finished([list: held], source: source) {
             var from = held.state
             var resumeFrom: String? = lastID
-            if let older = held.recent.last(where: { ids[$0.version] != nil }), Int.random(in: 0..<100, using: &random) < 20 {
+            if let older = held.recent.last(where: { ids[$0.version] != nil }),
+                Int.random(in: 0..<100, using: &random) < 20
+            {
                 from = older
                 resumeFrom = ids[older.version]
                 ledger.count("resumes from an older version")
@@ -211,9 +216,11 @@ extension Run {
         }
         while !finished(held, source: source) {
             let timeout = Int.random(in: 1...6, using: &random)
-            let body = "{\"lists\":{" + lists.map { "\"\($0)\":\(held[$0]?.state.version ?? 0)" }.joined(separator: ",") + "}}"
+            let body =
+                "{\"lists\":{" + lists.map { "\"\($0)\":\(held[$0]?.state.version ?? 0)" }.joined(separator: ",") + "}}"
             let sent = ledger.now
-            let result = net.send(.post, port: cluster.livePort(instance), "/changes?timeout=\(timeout)", body: body,
+            let result = net.send(
+                .post, port: cluster.livePort(instance), "/changes?timeout=\(timeout)", body: body,
                 timeout: .seconds(Int64(timeout) + 30))
             let received = ledger.now
             guard case .success(let reply) = result, reply.status == 200, let json = reply.json,
@@ -260,8 +267,10 @@ extension Run {
             pages: while true {
                 var seen: Set<String> = []
                 let ackedBefore = ledger.maxAcknowledged(list: list)
-                let target = "/lists/\(list)/items?limit=\(Int.random(in: 3...20, using: &random))"
-                    + (after.map { "&after=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" } ?? "")
+                let target =
+                    "/lists/\(list)/items?limit=\(Int.random(in: 3...20, using: &random))"
+                    + (after.map { "&after=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" }
+                        ?? "")
                 guard case .success(let reply) = net.send(.get, port: cluster.livePort(instance), target),
                     reply.status == 200, let json = reply.json, let items = json["items"]?.arrayValue
                 else { break pages }

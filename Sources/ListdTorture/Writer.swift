@@ -40,7 +40,9 @@ struct Writer {
         return token
     }
 
-    static func model(_ token: String, _ rev: Int) -> String { JSONValue.of(#"{"p":"\#(token)","r":\#(rev)}"#).canonicalText }
+    static func model(_ token: String, _ rev: Int) -> String {
+        JSONValue.of(#"{"p":"\#(token)","r":\#(rev)}"#).canonicalText
+    }
 
     func expect(_ token: String, _ expectation: Expectation) {
         run.expectations.withLock { $0[token] = expectation }
@@ -133,7 +135,9 @@ struct Writer {
     func checkReplay(
         _ method: HTTPMethod, port: Int, _ target: String, _ headers: [(String, String)], _ body: String, _ first: Reply
     ) {
-        guard case .success(let again) = run.net.send(method, port: port, target, headers: headers, body: body.isEmpty ? nil : body)
+        guard
+            case .success(let again) = run.net.send(
+                method, port: port, target, headers: headers, body: body.isEmpty ? nil : body)
         else { return }
         if again.status >= 500 || again.status == 503 { return }
         ledger.count("replayed key retries")
@@ -142,7 +146,8 @@ struct Writer {
             again.status == first.status && again.version == first.version
                 && again.headers["Idempotent-Replayed"] == "true",
             "writer \(index): retry of \(method.rawValue) \(target) answered \(again.status) v\(again.version ?? -1) "
-                + "replayed=\(again.headers["Idempotent-Replayed"] ?? "no"), first \(first.status) v\(first.version ?? -1)")
+                + "replayed=\(again.headers["Idempotent-Replayed"] ?? "no"), first \(first.status) v\(first.version ?? -1)"
+        )
     }
 
     mutating func insert(_ list: String) {
@@ -154,7 +159,8 @@ struct Writer {
         {
         case .acknowledged(let reply):
             let id =
-                reply.json?["item"]?["id"]?.stringValue ?? reply.headers["Location"]?.split(separator: "/").last.map(String.init)
+                reply.json?["item"]?["id"]?.stringValue
+                ?? reply.headers["Location"]?.split(separator: "/").last.map(String.init)
             guard let id else {
                 ledger.violated(.readsValid, "insert \(token) answered without an item id: \(reply.text)")
                 expect(token, .uncertain)
@@ -163,7 +169,8 @@ struct Writer {
             owned[token] = (list, id, 0)
             expect(token, .present(model: model))
         case .refused(let reply):
-            ledger.check(.ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
+            ledger.check(
+                .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "insert \(token) refused: \(reply.status) \(reply.text)")
             expect(token, .absent)
         case .lost:
@@ -194,7 +201,8 @@ struct Writer {
                 expect(updated.token, .present(model: Self.model(updated.token, updated.rev)))
             }
         case .refused(let reply):
-            ledger.check(.ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
+            ledger.check(
+                .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "batch \(token) refused: \(reply.status) \(reply.text)")
             expect(token, .absent)
         case .lost:
@@ -216,7 +224,8 @@ struct Writer {
             owned[token] = (item.list, item.id, item.rev + 1)
             expect(token, .present(model: model))
         case .refused(let reply):
-            ledger.check(.ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
+            ledger.check(
+                .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "update of acknowledged \(token) refused: \(reply.status) \(reply.text)")
         case .lost:
             owned[token] = nil
@@ -231,7 +240,8 @@ struct Writer {
             owned[token] = nil
             expect(token, .absent)
         case .refused(let reply):
-            ledger.check(.ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
+            ledger.check(
+                .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "delete of acknowledged \(token) refused: \(reply.status) \(reply.text)")
         case .lost:
             owned[token] = nil
@@ -272,7 +282,8 @@ struct Writer {
         switch write(.put, "board", "/lists/board", body, label: "put-\(tokens[0])") {
         case .acknowledged(let reply): run.boardPuts.withLock { $0.append((itemsText, reply.version)) }
         case .refused(let reply):
-            ledger.check(.ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
+            ledger.check(
+                .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "PUT board refused: \(reply.status) \(reply.text)")
         case .lost: run.boardPuts.withLock { $0.append((itemsText, nil)) }
         }

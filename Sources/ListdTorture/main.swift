@@ -28,7 +28,6 @@ while let flag = arguments.popFirst() {
 }
 guard minutes > 0, instances > 0 else { usage() }
 
-
 let plan = TorturePlan(seed: seed, seconds: minutes * 60, store: store, instances: instances)
 for line in plan.lines { say(line) }
 say("replay with: ./dev torture --minutes \(minutes) --seed \(seed) --store \(store.rawValue) --instances \(instances)")
@@ -90,7 +89,9 @@ while ledger.now < plan.seconds {
 // The end: writers stop, faults end, followers converge on the final snapshots.
 run.stopping.store(true, ordering: .relaxed)
 await nemesis.value
-while run.running.load(ordering: .relaxed) > plan.longPollFollowers + plan.eventStreamFollowers + plan.multiListFollowers {
+while run.running.load(ordering: .relaxed) > plan.longPollFollowers + plan.eventStreamFollowers
+    + plan.multiListFollowers
+{
     try? await Task.sleep(for: .milliseconds(50))
 }
 var finals: [String: ListState] = [:]
@@ -114,15 +115,20 @@ while run.running.load(ordering: .relaxed) > 0 {
 FinalCheck.check(
     expected: run.expectations.withLock { $0 }, lists: plan.lists.compactMap { finals[$0] }, ledger: ledger)
 let counter = run.counter.withLock { $0 }
-let counted = finals["counter"]?.sections.first?.items.first.flatMap { Int(JSONValue.of($0.model.text)["n"]?.intValue ?? -1) }
+let counted = finals["counter"]?.sections.first?.items.first.flatMap {
+    Int(JSONValue.of($0.model.text)["n"]?.intValue ?? -1)
+}
 ledger.check(
     .ifMatchLinearizable,
     counted.map { $0 >= counter.acknowledged && $0 <= counter.acknowledged + counter.lost } ?? false,
-    "counter is \(counted ?? -1) after \(counter.acknowledged) acknowledged and \(counter.lost) lost If-Match increments")
+    "counter is \(counted ?? -1) after \(counter.acknowledged) acknowledged and \(counter.lost) lost If-Match increments"
+)
 if let board = finals["board"] {
     let puts = run.boardPuts.withLock { $0 }
-    let items = JSONValue.array(board.sections.flatMap(\.items).map { JSONValue.of(#"{"id":"\#($0.id)","model":\#($0.model.text)}"#) })
-        .canonicalText
+    let items = JSONValue.array(
+        board.sections.flatMap(\.items).map { JSONValue.of(#"{"id":"\#($0.id)","model":\#($0.model.text)}"#) }
+    )
+    .canonicalText
     let last = puts.filter { $0.version != nil }.max { ($0.version ?? 0) < ($1.version ?? 0) }
     let allowed =
         (last?.version == board.version ? [last?.items] : []) + puts.filter { $0.version == nil }.map(\.items)

@@ -15,7 +15,9 @@ public enum Expectation: Sendable, Equatable {
 public enum FinalCheck {
     /// The payload token of an item, `model.p`, if it has one.
     public static func token(_ entry: JSONEntry) -> String? {
-        guard let model = try? JSONValue(parsing: entry.model.text, limits: JSONLimits(maxDepth: 1_024, maxBytes: 1 << 30))
+        guard
+            let model = try? JSONValue(
+                parsing: entry.model.text, limits: JSONLimits(maxDepth: 1_024, maxBytes: 1 << 30))
         else { return nil }
         return model["p"]?.stringValue
     }
@@ -50,7 +52,8 @@ public enum FinalCheck {
                 } else if places[0].model != model {
                     ledger.violated(
                         .ackedWritesExactlyOnce,
-                        "acknowledged payload \(token) has model \(places[0].model), the last acknowledged was \(model)")
+                        "acknowledged payload \(token) has model \(places[0].model), the last acknowledged was \(model)"
+                    )
                 } else {
                     ledger.passed(.ackedWritesExactlyOnce)
                 }

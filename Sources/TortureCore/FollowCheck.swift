@@ -50,7 +50,8 @@ public enum FollowCheck {
         }
         for (index, stage) in applied.enumerated() {
             if let problem = reloadProblem(stage.stage) {
-                ledger.violated(.stagesValid, "\(source): \(held.id) \(answer.from)→\(answer.to) stage \(index): \(problem)")
+                ledger.violated(
+                    .stagesValid, "\(source): \(held.id) \(answer.from)→\(answer.to) stage \(index): \(problem)")
             } else {
                 ledger.passed(.stagesValid)
             }

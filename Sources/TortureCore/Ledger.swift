@@ -75,7 +75,9 @@ public final class Ledger: Sendable {
         counts.withLock {
             $0[invariant, default: Counts()].checked += 1
             $0[invariant, default: Counts()].violationCount += 1
-            if $0[invariant, default: Counts()].violations.count < 5 { $0[invariant, default: Counts()].violations.append(line) }
+            if $0[invariant, default: Counts()].violations.count < 5 {
+                $0[invariant, default: Counts()].violations.append(line)
+            }
         }
         FileHandle.standardError.write(Data("VIOLATION \(invariant): \(line)\n".utf8))
     }
