@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "listd", targets: ["listd"]),
+        .executable(name: "listd-torture", targets: ["ListdTorture"]),
         .library(name: "ListClient", targets: ["ListClient", "ListClientNetworking"]),
     ],
     dependencies: [
@@ -182,6 +183,14 @@ let package = Package(
             ]
         ),
 
+        // MARK: The seeded fault harness (issue 25; `./dev torture`, README "Torture testing")
+        // TortureCore: the plan drawn from a seed and the invariant checks, pure; ListdTorture runs them.
+        .target(name: "TortureCore", dependencies: ["ListWire", "SectionDiff", "JSON", "ListdTestSupport"]),
+        .executableTarget(
+            name: "ListdTorture",
+            dependencies: ["TortureCore", "ListdTestSupport", "HTTPClient", "HTTP", "POSIXIO", "ListWire", "JSON"]
+        ),
+
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)
         .executableTarget(
             name: "FollowList",
@@ -220,6 +229,8 @@ let package = Package(
                 "Tokens", "ListdTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
+        .testTarget(
+            name: "TortureCoreTests", dependencies: ["TortureCore", "ListWire", "SectionDiff", "JSON", "ListdTestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),

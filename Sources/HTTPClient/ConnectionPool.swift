@@ -59,13 +59,17 @@ public final class ConnectionPool: Sendable {
 
     /// The most recently used idle connection to `endpoint` that is still
     /// open, or nil. The caller owns the descriptor.
-    func take(_ endpoint: String) -> Int32? {
-        let now = System.monotonicNanoseconds()
+    ///
+    /// `now` is read before the idle list, so another thread may have put a
+    /// connection there since (its `since` is later than `now`): that one is fresh.
+    func take(_ endpoint: String, now: UInt64 = System.monotonicNanoseconds()) -> Int32? {
         let limit = UInt64(max(0, idleTimeout / .nanoseconds(1)))
         while true {
             let candidate = idle.withLock { idle -> Idle? in idle[endpoint]?.popLast() }
             guard let candidate else { return nil }
-            if now - candidate.since <= limit, Self.isOpen(candidate.fd) { return candidate.fd }
+            if candidate.since >= now || now - candidate.since <= limit, Self.isOpen(candidate.fd) {
+                return candidate.fd
+            }
             System.close(candidate.fd)
         }
     }

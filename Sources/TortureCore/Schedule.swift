@@ -1,0 +1,122 @@
+import ListdTestSupport
+
+/// Which store the harness runs listd on.
+public enum TortureStore: String, Sendable {
+    case sqlite
+    case postgres
+}
+
+/// One fault the harness injects.
+public enum NemesisKind: String, Sendable, CaseIterable {
+    /// `kill -9` of an instance, then a restart on the same port and store.
+    case kill
+    /// SIGTERM (a graceful stop), then a restart.
+    case terminate
+    /// A restart with `--history-versions 3` for a while, then back: history pruned mid-run.
+    case prune
+    /// One event-stream follower stops reading for a while.
+    case slowReader
+    /// PostgreSQL stopped with `pg_ctl -m immediate`, then started again.
+    case postgresImmediate
+    /// `pg_terminate_backend` of every listd LISTEN session.
+    case terminateListen
+    /// `pg_terminate_backend` of every other listd session (writers and readers).
+    case terminateSessions
+
+    /// The kinds that apply to `store`.
+    public static func kinds(for store: TortureStore) -> [NemesisKind] {
+        switch store {
+        case .sqlite: [.kill, .terminate, .prune, .slowReader]
+        case .postgres: allCases
+        }
+    }
+}
+
+/// One planned fault: when (seconds from the start), what, and on which instance or follower.
+public struct NemesisEvent: Sendable, Equatable, CustomStringConvertible {
+    public var at: Double
+    public var kind: NemesisKind
+    /// The instance (kill, terminate, prune) or the event-stream follower (slowReader).
+    public var target: Int
+    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop).
+    public var duration: Double
+
+    public init(at: Double, kind: NemesisKind, target: Int, duration: Double) {
+        self.at = at
+        self.kind = kind
+        self.target = target
+        self.duration = duration
+    }
+
+    public var description: String {
+        let time = (at * 10).rounded() / 10
+        let length = (duration * 10).rounded() / 10
+        return "t+\(time)s \(kind.rawValue) target=\(target) for \(length)s"
+    }
+}
+
+/// What a run does, all of it drawn from the seed.
+public struct TorturePlan: Sendable, Equatable {
+    public var seed: UInt64
+    public var seconds: Double
+    public var store: TortureStore
+    public var instances: Int
+    public var writers: Int
+    public var longPollFollowers: Int
+    public var eventStreamFollowers: Int
+    public var multiListFollowers: Int
+    public var readers: Int
+    /// The shared lists writers insert into (besides `counter` and `board`).
+    public var lists: [String]
+    public var nemeses: [NemesisEvent]
+
+    /// The plan for `seed`: the same seed gives the same plan.
+    public init(seed: UInt64, seconds: Double, store: TortureStore, instances: Int) {
+        self.seed = seed
+        self.seconds = seconds
+        self.store = store
+        self.instances = store == .sqlite ? 1 : max(1, instances)
+        var random = SeededGenerator(seed: seed)
+        writers = Int.random(in: 3...5, using: &random)
+        longPollFollowers = Int.random(in: 2...4, using: &random)
+        eventStreamFollowers = Int.random(in: 2...3, using: &random)
+        multiListFollowers = Int.random(in: 1...2, using: &random)
+        readers = Int.random(in: 1...2, using: &random)
+        lists = (0..<Int.random(in: 2...4, using: &random)).map { "t\($0)" }
+        var events: [NemesisEvent] = []
+        let kinds = NemesisKind.kinds(for: store)
+        // Faults from 5 s in, about every 8 s, none in the last 15 s (the followers catch up).
+        var time = 5.0
+        while true {
+            time += 3 + Double.random(in: 0..<10, using: &random)
+            guard time < seconds - 15 else { break }
+            let kind = kinds[Int.random(in: 0..<kinds.count, using: &random)]
+            let target =
+                kind == .slowReader
+                ? Int.random(in: 0..<eventStreamFollowers, using: &random)
+                : Int.random(in: 0..<self.instances, using: &random)
+            let duration = Double.random(in: 1..<6, using: &random)
+            events.append(NemesisEvent(at: time, kind: kind, target: target, duration: duration))
+            time += kind == .prune || kind == .slowReader || kind == .postgresImmediate ? duration : 0
+        }
+        nemeses = events
+    }
+
+    /// The plan, printed before the run (and with every failure).
+    public var lines: [String] {
+        [
+            "seed \(seed) store \(store.rawValue) instances \(instances) seconds \(Int(seconds))",
+            "workload: \(writers) writers on lists \(lists.joined(separator: ",")),counter,board; "
+                + "\(longPollFollowers) long-poll, \(eventStreamFollowers) event-stream, "
+                + "\(multiListFollowers) POST /changes followers; \(readers) cursor readers",
+            "nemeses (\(nemeses.count)):",
+        ] + nemeses.map { "  \($0)" }
+    }
+
+    /// A generator for one worker (`role`, `index`), independent of every other's.
+    public func generator(_ role: String, _ index: Int) -> SeededGenerator {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in role.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return SeededGenerator(seed: seed ^ hash ^ (UInt64(index) &* 0x9E37_79B9_7F4A_7C15))
+    }
+}
