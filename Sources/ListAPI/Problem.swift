@@ -207,6 +207,11 @@ extension Problem {
             self.init(slug: "storage-failure", title: "The database failed", status: 500, detail: error.detail)
         case .storageFull:
             self.init(slug: "insufficient-storage", title: "The database is full", status: 507, detail: error.detail)
+        case .commitOutcomeUnknown:
+            // 503: the clients retry it (with their key, which settles it).
+            self.init(
+                slug: "commit-outcome-unknown", title: "The write may or may not have been applied", status: 503,
+                detail: error.detail)
         case .closed:
             self = .shuttingDown()
         case .cancelled:

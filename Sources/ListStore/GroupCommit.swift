@@ -88,7 +88,10 @@ package protocol GroupCommitDialect {
     /// Rolls the failed write back to its savepoint and ends the savepoint.
     mutating func rollBackToSavepoint() throws(StoreError)
 
-    /// Commits the transaction, whose writes made `commits`.
+    /// Commits the transaction, whose writes made `commits`. Returns when it
+    /// committed (also when the answer to `COMMIT` was lost and the dialect
+    /// found the commit afterwards); throws when it did not, or
+    /// ``StoreError/Kind/commitOutcomeUnknown`` when that cannot be known.
     mutating func commit(_ commits: [Commit]) throws(StoreError)
 
     /// Rolls the transaction back, quietly: the batch broke.
@@ -215,10 +218,13 @@ package struct GroupCommit: Sendable {
         if let broken {
             dialect.rollBack()
             writer.transactionRolledBack()
-            let error =
-                broken.kind == .storageFull
-                ? StoreError.databaseFull
-                : StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
+            let error: StoreError =
+                switch broken.kind {
+                case .storageFull: .databaseFull
+                // The dialect could not tell whether the commit happened: it says so.
+                case .commitOutcomeUnknown: broken
+                default: StoreError(.storageFailure, "the commit failed, nothing was written: \(broken.detail)")
+                }
             for job in batch { job.fail(error) }
             return
         }

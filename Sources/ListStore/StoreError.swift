@@ -43,6 +43,11 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The disk holding the database is full, or the database reached its size limit:
         /// nothing of the write was kept, and what was acknowledged before is intact.
         case storageFull
+        /// The connection to the database was lost while the transaction
+        /// committed and could not be checked again: the write may or may not
+        /// have been applied. A retry with the same `Idempotency-Key` finds out
+        /// (its answer is replayed if it was applied).
+        case commitOutcomeUnknown
         /// The store was closed.
         case closed
         /// The calling task was cancelled before the store started the call:

@@ -497,7 +497,7 @@ struct PostgresWriterLoop {
         self.writes = writes
         self.group = group
         self.dialect = PostgresCommitDialect(
-            connection: connection,
+            url: url, connection: connection,
             writer: ListWriter(db: Database(session: PostgresSession(connection)), configuration: configuration),
             writes: writes, publishOrder: publishOrder, built: built, logger: logger)
         self.reconnected = reconnected
@@ -623,6 +623,8 @@ extension PostgresWriterLoop: Sendable {}
 /// one whose last statement read needs no proof, and its `RELEASE` goes with
 /// the next write's first read (should that fail, the batch is not kept).
 struct PostgresCommitDialect: GroupCommitDialect {
+    /// The database, for a session of its own that checks a commit whose answer was lost.
+    let url: String
     private(set) var connection: Connection
     private(set) var writer: ListWriter
     /// The lane, which gets back the jobs of lists another session holds.
@@ -637,9 +639,10 @@ struct PostgresCommitDialect: GroupCommitDialect {
     let logger: Logger
 
     init(
-        connection: Connection, writer: ListWriter, writes: WorkQueue<PostgresStore.PendingWrite>,
+        url: String, connection: Connection, writer: ListWriter, writes: WorkQueue<PostgresStore.PendingWrite>,
         publishOrder: PublishOrder, built: @escaping @Sendable (Int) -> Void, logger: Logger
     ) {
+        self.url = url
         self.connection = connection
         self.writer = writer
         self.writes = writes
@@ -737,8 +740,64 @@ struct PostgresCommitDialect: GroupCommitDialect {
                     .server, message: "the transaction ended with \(tag ?? "no answer") instead of COMMIT")
             }
         } catch {
+            // The session broke with COMMIT sent: the server may have committed
+            // before the answer was lost (or before it stopped). Ask it again on
+            // a session of its own rather than tell the writers nothing was written.
+            if !connection.isOpen, let first = commits.first {
+                switch Self.outcome(of: first, url: url, lostSession: connection.backendPID) {
+                case .committed:
+                    logger.warning(
+                        "the answer to COMMIT was lost, and the commit was found: the writes are answered as applied",
+                        metadata: ["error": "\(error)"])
+                    return
+                case .rolledBack:
+                    break
+                case .unknown(let why):
+                    publishOrder.unregister(commits)
+                    throw StoreError(
+                        .commitOutcomeUnknown,
+                        "the connection to PostgreSQL was lost while the write committed (\(error)), and whether it "
+                            + "was applied cannot be checked (\(why)). Retry with the same Idempotency-Key: its "
+                            + "answer is replayed if it was applied; a write without one may be applied twice.")
+                }
+            }
             publishOrder.unregister(commits)
             throw Self.batchFailure(error)
+        }
+    }
+
+    enum CommitOutcome: Equatable {
+        case committed
+        case rolledBack
+        case unknown(String)
+    }
+
+    /// Whether the transaction that recorded `commit` (a `commits` row of its
+    /// own: one list's version is committed once) committed, asked on a new
+    /// session. The lost session's server process, if it still runs, is ended
+    /// first, so its transaction has ended one way or the other.
+    static func outcome(of commit: Commit, url: String, lostSession: Int32) -> CommitOutcome {
+        do throws(PostgresError) {
+            let check = try Connection(url: url, settings: ["connect_timeout": "5"])
+            defer { check.close() }
+            if lostSession != 0 {
+                _ = try check.query(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1::int4",
+                    .integer(Int64(lostSession)))
+                // Wait (bounded) until it is gone: its transaction is over then.
+                for _ in 0..<100 {
+                    let alive = try check.query(
+                        "SELECT 1 FROM pg_stat_activity WHERE pid = $1::int4", .integer(Int64(lostSession)))
+                    if alive.count == 0 { break }
+                    usleep(20_000)
+                }
+            }
+            let found = try check.query(
+                "SELECT 1 FROM commits WHERE list_id = $1 AND epoch = $2 AND version = $3::int8",
+                .text(commit.list.rawValue), .text(commit.epoch), .integer(commit.version))
+            return found.count == 0 ? .rolledBack : .committed
+        } catch {
+            return .unknown("\(error)")
         }
     }
 

@@ -103,10 +103,12 @@ import Testing
         let client = KeepAliveClient()
         _ = try await client.perform(
             KeepAliveClientTests.request(server.port, .post, "/lists", body: Array(#"{"id":"q"}"#.utf8)))
-        let (_, body) = try await client.stream(Self.request(server.port, "/lists/q/events?since=now", timeout: .milliseconds(300)))
+        // 5 s: longer than a loaded machine takes to send the stream's first
+        // bytes (300 ms ran out before them in a full run), shorter than the 15 s heartbeat.
+        let (_, body) = try await client.stream(Self.request(server.port, "/lists/q/events?since=now", timeout: .seconds(5)))
         var text = ""
         try await Self.read(body, until: "listd event stream", into: &text)
-        // The heartbeat is 15 s away: the 300 ms of silence end the stream first.
+        // The heartbeat is 15 s away: the 5 s of silence end the stream first.
         let error = await #expect(throws: SystemError.self) {
             while try await body.next() != nil {}
         }

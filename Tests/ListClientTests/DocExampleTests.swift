@@ -29,21 +29,13 @@ import Testing
     @Test func anErrorIsPrintedAndExitsOne() async throws {
         let server = try await TestServer()
         defer { server.stop() }
-        let process = Process()
-        process.executableURL = try ListdBinary.url.deletingLastPathComponent().appendingPathComponent("FollowList")
-        process.arguments = [server.baseURL.absoluteString, "nope"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = OutputLog(pipe.fileHandleForReading)
-        let status = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<Int32, any Error>) in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        let (process, output) = try ChildProcess.logged(
+            try ListdBinary.url.deletingLastPathComponent().appendingPathComponent("FollowList"),
+            [server.baseURL.absoluteString, "nope"], environment: ProcessInfo.processInfo.environment)
+        let status = await process.exited()
         await output.finished()
         #expect(status == 1, "\(output.text)")
-        #expect(process.terminationReason == .exit, "\(output.text)")
+        #expect(!process.wasSignaled, "\(output.text)")
         #expect(output.text.contains("FollowList: "), "\(output.text)")
         #expect(output.text.contains("404") || output.text.contains("unknown-list"), "\(output.text)")
         #expect(!output.text.contains("Fatal error"), "\(output.text)")

@@ -75,6 +75,12 @@ import Testing
         defer { subscription.dispose() }
         _ = try await writer.patchList("r", [.insertSection(id: "a")])
         #expect(await eventually(30) { recorder.elements.contains { $0.update?.state?.sections.count == 1 } })
+        // The stream is open (not only the snapshot read) before the server goes:
+        // a follow still connecting when it stops would meet only the second one.
+        #expect(
+            await eventually(30) {
+                recorder.elements.contains { if case .connection(.live) = $0 { true } else { false } }
+            })
         first.stop(removeFiles: false)
         let second = try await TestServer(port: first.port, reusing: first)
         defer { second.stop() }

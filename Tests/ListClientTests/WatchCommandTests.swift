@@ -8,19 +8,15 @@ import Testing
 
 /// `listd watch` as a user runs it: a child process against a real server.
 @Suite struct WatchCommandTests {
-    static func watch(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, OutputLog) {
-        let process = Process()
-        process.executableURL = try ListdBinary.url
-        process.arguments = ["watch"] + arguments
-        var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
+    /// `listd watch` with `arguments`, its output and errors in a log. Started
+    /// with ``ChildProcess`` (posix_spawn, waitpid): Foundation's `Process`
+    /// learns of an exit when a socket it gave the child closes, and a watch
+    /// spawned meanwhile by another test inherits that socket; two tests
+    /// waiting so on Swift's two cooperative threads hung a whole run.
+    static func watch(_ arguments: [String], environment: [String: String] = [:]) throws -> (ChildProcess, OutputLog) {
+        var env = ChildProcess.environmentWithoutListd
         env.merge(environment) { $1 }
-        process.environment = env
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let log = OutputLog(pipe.fileHandleForReading)
-        try process.run()
-        return (process, log)
+        return try ChildProcess.logged(try ListdBinary.url, ["watch"] + arguments, environment: env)
     }
 
     @Test func textLinesThenExitZeroOnInterrupt() async throws {
@@ -38,7 +34,7 @@ import Testing
         #expect(await log.firstCapture(of: #"(update item \[0, \d\] a2 7)"#, timeout: .seconds(10)) != nil)
         #expect(log.text.contains("move item"))
         kill(process.processIdentifier, SIGINT)
-        try await blocking { process.waitUntilExit() }
+        _ = await process.exited()
         await log.finished()
         #expect(process.terminationStatus == 0)
         #expect(!log.text.contains(token))
@@ -156,7 +152,7 @@ import Testing
 
     @Test func aMalformedViewFlagIsRefusedNamingIt() async throws {
         let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", "--order", "a..b"])
-        try await blocking { process.waitUntilExit() }
+        _ = await process.exited()
         await log.finished()
         #expect(process.terminationStatus != 0)
         #expect(log.text.contains("order has an empty field name"), "\(log.text)")
@@ -165,7 +161,7 @@ import Testing
     @Test func urlsOfDifferentListsAreRefused() async throws {
         let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", "http://127.0.0.1:2/lists/b"])
         // The exit comes before the pipe's last bytes are read: wait for both.
-        try await blocking { process.waitUntilExit() }
+        _ = await process.exited()
         await log.finished()
         #expect(process.terminationStatus != 0)
         #expect(log.text.contains("every URL must name the same list"), "\(log.text)")
@@ -191,7 +187,7 @@ import Testing
     @Test(arguments: ["--poll-timeout=-1", "--poll-timeout=300.5", "--poll-timeout=nan"])
     func aPollTimeoutTheServerWouldRefuseIsRefused(flag: String) async throws {
         let (process, log) = try Self.watch(["http://127.0.0.1:1/lists/a", flag])
-        try await blocking { process.waitUntilExit() }
+        _ = await process.exited()
         await log.finished()
         #expect(process.terminationStatus != 0)
         #expect(log.text.contains("--poll-timeout must be a number of seconds from 0 to 300"), "\(log.text)")
@@ -201,7 +197,7 @@ import Testing
     /// (the HTTPClient module) has no TLS: the refusal says that, and what to do instead.
     @Test func anHTTPSURLIsRefusedSayingTheWatchHasNoTLS() async throws {
         let (process, log) = try Self.watch(["https://127.0.0.1:1/lists/a"])
-        try await blocking { process.waitUntilExit() }
+        _ = await process.exited()
         await log.finished()
         #expect(process.terminationStatus != 0)
         #expect(log.text.contains("no TLS"), "\(log.text)")
@@ -210,7 +206,7 @@ import Testing
 
     @Test func aBadURLIsRefused() async throws {
         let (process, _) = try Self.watch(["http://127.0.0.1:1/nolists"])
-        try await blocking { process.waitUntilExit() }
+        _ = await process.exited()
         #expect(process.terminationStatus != 0)
     }
 }
@@ -220,13 +216,8 @@ import Testing
     @Test func listdDoesNotLinkFoundationNetworking() throws {
         let ldd = URL(fileURLWithPath: "/usr/bin/ldd")
         try #require(FileManager.default.isExecutableFile(atPath: ldd.path), "ldd is needed to read the linkage")
-        let process = Process()
-        process.executableURL = ldd
-        process.arguments = [try ListdBinary.url.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let (process, reader) = try ChildProcess.piped(ldd, [try ListdBinary.url.path])
+        let output = String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(output.contains("libFoundation"), "ldd listed the libraries")
         #expect(!output.contains("FoundationNetworking"))

@@ -160,14 +160,9 @@ import Testing
         _ = try await direct.createSection(in: "k", ["id": "s", "model": [:]])
         let file = try Self.temporaryFile()
         let count = 400
-        let process = Process()
-        process.executableURL = try Self.writerURL()
-        process.arguments = [server.baseURL.absoluteString, file.path, "k", String(count)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, reader) = try ChildProcess.piped(
+            try Self.writerURL(), [server.baseURL.absoluteString, file.path, "k", String(count)])
         // Blocking reads on a thread of their own, not a cooperative one.
-        let reader = output.fileHandleForReading
         let text = try await blocking { () -> String in
             var text = ""
             let deadline = Date().addingTimeInterval(60)
@@ -181,7 +176,7 @@ import Testing
             text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
             return text
         }
-        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.wasSignaled)
         #expect(text.hasPrefix("queued\n"))
         #expect(!text.contains("drained"))
         let appliedBefore = try await Self.numbers(direct, "k")

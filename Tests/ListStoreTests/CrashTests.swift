@@ -39,18 +39,13 @@ import Testing
         let directory = try TemporaryDirectory()
         let database: TestDatabase? = kind == .postgres ? try await TestPostgres.createDatabase() : nil
         defer { database?.drop() }
-        let process = Process()
-        process.executableURL = try Self.writerURL()
-        process.arguments =
-            [database?.url ?? directory.databasePath, migrationsDirectory.path] + (idempotent ? ["idempotent"] : [])
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, reader) = try ChildProcess.piped(
+            try Self.writerURL(),
+            [database?.url ?? directory.databasePath, migrationsDirectory.path] + (idempotent ? ["idempotent"] : []))
 
         // Read acknowledgements until enough have arrived, then kill mid-stream.
         // On a thread of its own: these reads block, and on one of Swift's
         // cooperative threads (two on a two-core machine) they would hold up every other suite.
-        let reader = output.fileHandleForReading
         let text = try await blocking { () -> String in
             var text = ""
             let deadline = Date().addingTimeInterval(20)
@@ -65,7 +60,7 @@ import Testing
             text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
             return text
         }
-        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(process.wasSignaled)
         var lines = text.split(separator: "\n").map(String.init)
         if text.last != "\n", !lines.isEmpty { lines.removeLast() }  // a line cut in half proves nothing
         #expect(lines.first == "ready")

@@ -23,6 +23,7 @@ public final class ChildProcess: Sendable {
     /// The child's process id.
     public let processIdentifier: pid_t
     private let exit = Mutex<Int32?>(nil)
+    private let signaled = Atomic<Bool>(false)
 
     /// Starts `executable` with `arguments` and exactly `environment`, in `directory`.
     /// Its standard output and error go to `stdout` and `stderr` (descriptors of
@@ -113,10 +114,57 @@ public final class ChildProcess: Sendable {
     /// Foundation's `Process` reports it); -1 while it runs.
     public var terminationStatus: Int32 { exit.withLock { $0 } ?? -1 }
 
+    /// Whether a signal ended the child (``terminationStatus`` is then its number).
+    public var wasSignaled: Bool { signaled.load(ordering: .acquiring) }
+
     private func record(_ status: Int32) {
         let signal = status & 0x7f
         let code = signal == 0 ? (status >> 8) & 0xff : signal
-        exit.withLock { if $0 == nil { $0 = code } }
+        exit.withLock {
+            if $0 == nil {
+                $0 = code
+                signaled.store(signal != 0, ordering: .releasing)
+            }
+        }
+    }
+
+    /// This test process's environment without its `LISTD_*` variables.
+    public static var environmentWithoutListd: [String: String] {
+        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
+    }
+
+    /// Starts `executable` with its standard output (and standard error, when
+    /// `errors`) going to a pipe; returns the child and the pipe's reading end.
+    public static func piped(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = environmentWithoutListd,
+        directory: URL? = nil, errors: Bool = false
+    ) throws -> (ChildProcess, FileHandle) {
+        let pipe = try closeOnExecPipe()
+        let reader = FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true)
+        defer { close(pipe.write) }
+        let child = try ChildProcess(
+            executable: executable, arguments: arguments, environment: environment,
+            directory: directory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            stdout: pipe.write, stderr: errors ? pipe.write : nil)
+        return (child, reader)
+    }
+
+    /// Starts `executable` with its standard output and error collected in a log.
+    public static func logged(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = environmentWithoutListd,
+        directory: URL? = nil
+    ) throws -> (ChildProcess, OutputLog) {
+        let (child, reader) = try piped(
+            executable, arguments, environment: environment, directory: directory, errors: true)
+        return (child, OutputLog(reader))
+    }
+
+    /// Waits for the exit on a thread of its own (`waitpid` blocks), not on one of Swift's cooperative threads.
+    public func exited() async -> Int32 {
+        if let status = exit.withLock({ $0 }) { return status }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            Thread.detachNewThread { continuation.resume(returning: self.waitUntilExit()) }
+        }
     }
 }
 

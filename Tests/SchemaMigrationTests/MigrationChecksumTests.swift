@@ -58,13 +58,8 @@ import Testing
         for fileName in try FileManager.default.contentsOfDirectory(atPath: ListdProcess.migrations.path)
         where fileName.hasSuffix(".sql") {
             let path = ListdProcess.migrations.appendingPathComponent(fileName).path
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-            process.arguments = [path]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            let (process, reader) = try ChildProcess.piped(URL(fileURLWithPath: "/usr/bin/sha256sum"), [path])
+            let output = reader.readDataToEndOfFile()
             process.waitUntilExit()
             let expected = String(decoding: output.prefix(64), as: UTF8.self)
             let (id, _) = try #require(Migration.parse(fileName: fileName))

@@ -98,7 +98,7 @@ import Testing
 
 /// `listd serve` started through `sh -c 'ulimit -n N; exec listd …'`.
 final class LimitedListd: Sendable {
-    let process = Process()
+    let process: ChildProcess
     let output: OutputLog
     let port: Int
     let maxConnections: String
@@ -107,20 +107,19 @@ final class LimitedListd: Sendable {
     init(descriptors: Int, arguments: [String] = []) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("listd-nofile-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments =
-            ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", try ListdBinary.url.path, "serve", "--port", "0"]
-            + [
-                "--db", directory.appendingPathComponent("listd.sqlite").path, "--migrations",
-                ListdProcess.migrations.path,
-            ]
-            + ["--event-loops", "1"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LISTD_") }
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        output = OutputLog(pipe.fileHandleForReading)
-        try process.run()
+        let pipe = try closeOnExecPipe()
+        output = OutputLog(FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true))
+        defer { close(pipe.write) }
+        process = try ChildProcess(
+            executable: URL(fileURLWithPath: "/bin/sh"),
+            arguments:
+                ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", try ListdBinary.url.path, "serve", "--port", "0"]
+                + [
+                    "--db", directory.appendingPathComponent("listd.sqlite").path, "--migrations",
+                    ListdProcess.migrations.path,
+                ]
+                + ["--event-loops", "1"] + arguments,
+            environment: ChildProcess.environmentWithoutListd, directory: directory, stderr: pipe.write)
         guard
             let port = await output.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(30))
                 .flatMap({ Int($0) }),

@@ -28,24 +28,16 @@ import Testing
         let token = "js-live-write-token"
         let server = try await ListdProcess(environment: ["LISTD_WRITE_TOKEN": token])
         defer { _ = server.stop() }
-        let process = Process()
         var environment = ProcessInfo.processInfo.environment
         environment["LISTD_TEST_URL"] = server.baseURL.absoluteString
         environment["LISTD_TEST_WRITE_TOKEN"] = token
-        process.environment = environment
-        process.executableURL = URL(fileURLWithPath: node)
-        process.arguments = ["--test", "clients/js/"]
-        process.currentDirectoryURL = Self.root
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = OutputLog(pipe.fileHandleForReading)
+        let (process, output) = try ChildProcess.logged(
+            URL(fileURLWithPath: node), ["--test", "clients/js/"], environment: environment, directory: Self.root)
         await output.finished(timeout: .seconds(120))
         // A node test that never ends must fail this test, not hang the whole run.
         let hung = process.isRunning
         if hung { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        _ = await process.exited()
         #expect(!hung, "node --test clients/js/ still ran after 120 s and was killed:\n\(output.text.suffix(4000))")
         #expect(process.terminationStatus == 0, "node --test clients/js/ failed:\n\(output.text.suffix(4000))")
         #expect(output.text.contains("# fail 0"), "\(output.text.suffix(2000))")

@@ -63,15 +63,10 @@ import Testing
     }
 
     @Test func badEnvironmentValuesAreNamed() throws {
-        let process = Process()
-        process.executableURL = try ListdBinary.url
-        process.arguments = ["serve", "--migrations", ListdServer.migrations.path]
-        process.environment = ["LISTD_PORT": "eighty", "PATH": "/usr/bin:/bin"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let (process, reader) = try ChildProcess.piped(
+            try ListdBinary.url, ["serve", "--migrations", ListdServer.migrations.path],
+            environment: ["LISTD_PORT": "eighty", "PATH": "/usr/bin:/bin"], errors: true)
+        let output = String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus != 0)
         #expect(output.contains("LISTD_PORT=\"eighty\""))

@@ -45,17 +45,11 @@ import Tokens
         let script = directory.appendingPathComponent(interpreter.hasSuffix("python3") ? "mint.py" : "mint.js")
         try Data(program.utf8).write(to: script)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: interpreter)
-        process.arguments = [script.path]
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = OutputLog(pipe.fileHandleForReading)
-        try process.run()
+        let (process, output) = try ChildProcess.logged(
+            URL(fileURLWithPath: interpreter), [script.path], environment: ProcessInfo.processInfo.environment,
+            directory: directory)
         await output.finished(timeout: .seconds(60))
-        process.waitUntilExit()
+        _ = await process.exited()
         #expect(process.terminationStatus == 0, "\(output.text)")
 
         let token = output.text.trimmingCharacters(in: .whitespacesAndNewlines)
