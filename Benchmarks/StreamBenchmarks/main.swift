@@ -78,7 +78,12 @@ var last: Int64 = 0
 for index in 0..<arguments.writes {
     let at = ContinuousClock.now
     last = try await writer.patchList(
-        id, [.insertItem(section: "s", id: Identifier(stringLiteral: "i\(index)"), model: ["n": .number(JSONNumber(Int64(index)))])]
+        id,
+        [
+            .insertItem(
+                section: "s", id: Identifier(stringLiteral: "i\(index)"),
+                model: ["n": .number(JSONNumber(Int64(index)))])
+        ]
     ).to
     sent.append((last, at))
 }
@@ -93,5 +98,7 @@ let delays = sent.compactMap { write -> Double? in
 print(
     "transport \(arguments.transport) writes \(arguments.writes): all at the follower after "
         + String(format: "%.1f ms", total / .milliseconds(1)) + ", updates \(seen.count - 1), write→update p50 "
-        + String(format: "%.2f ms, p90 %.2f ms, p99 %.2f ms", percentile(delays, 0.5), percentile(delays, 0.9), percentile(delays, 0.99)))
+        + String(
+            format: "%.2f ms, p90 %.2f ms, p99 %.2f ms", percentile(delays, 0.5), percentile(delays, 0.9),
+            percentile(delays, 0.99)))
 try await writer.deleteList(id)

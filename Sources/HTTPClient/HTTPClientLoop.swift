@@ -294,7 +294,8 @@ final class HTTPClientLoop: Sendable {
                         return .finished(exchange.continuation, .answered(head), close: true)
                     }
                     phase = .streaming(
-                        Streaming(parser: exchange.parser, body: body, deadline: now + exchange.idle, idle: exchange.idle))
+                        Streaming(
+                            parser: exchange.parser, body: body, deadline: now + exchange.idle, idle: exchange.idle))
                     return .finished(exchange.continuation, .answered(head), close: false)
                 }
                 guard let response = try exchange.parser.response() else {

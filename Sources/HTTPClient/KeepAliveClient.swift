@@ -169,7 +169,8 @@ public final class KeepAliveClient: Sendable {
                 case .success(let connected): connection = connected
                 case .failure(let error): return .failure(error)
                 }
-                switch await exchange(bytes, request.method, on: connection, deadline, loop, call, stream: body, idle: idle)
+                switch await exchange(
+                    bytes, request.method, on: connection, deadline, loop, call, stream: body, idle: idle)
                 {
                 case .answered(let head):
                     _ = call.detach()

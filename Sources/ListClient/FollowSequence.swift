@@ -94,7 +94,8 @@ final class FollowChannel<Element: Sendable>: Sendable {
     func next(isolation actor: isolated (any Actor)?) async throws(ListClientError) -> Element? {
         startIfNeeded()
         let result = await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Result<Element?, ListClientError>, Never>) in
+            await withUnsafeContinuation {
+                (continuation: UnsafeContinuation<Result<Element?, ListClientError>, Never>) in
                 let ready: Result<Element?, ListClientError>? = state.withLock { state in
                     if let element = state.take() { return .success(element) }
                     if let end = state.end { return end.map { nil } }
@@ -119,7 +120,8 @@ final class FollowChannel<Element: Sendable>: Sendable {
             switch event {
             case .next(let element): self?.deliver(element)
             case .error(let error):
-                self?.finish(.failure(error as? ListClientError ?? ListClientError(kind: .transport, detail: "\(error)")))
+                self?.finish(
+                    .failure(error as? ListClientError ?? ListClientError(kind: .transport, detail: "\(error)")))
             case .completed: self?.finish(.success(()))
             }
         }

@@ -48,7 +48,8 @@ extension ListClient {
             do throws(ListClientError) {
                 switch machine.nextAction {
                 case .fetchSnapshot:
-                    let update = machine.receive(snapshot: try await self.list(list, view: view, instance: machine.instance))
+                    let update = machine.receive(
+                        snapshot: try await self.list(list, view: view, instance: machine.instance))
                     if Task.isCancelled { return }
                     observer.onNext(update)
                     connection.answered()

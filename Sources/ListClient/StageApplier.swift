@@ -52,7 +52,8 @@ public enum StageApplier {
         case .snapshot(let state), .reset(let state): return reload(state.sections, target, setSections)
         case .deleted: return reload([], target, setSections)
         case .changes(let change):
-            return animate(change.stages.map { ($0.stage, $0.sections) }, final: change.state.sections, target, setSections)
+            return animate(
+                change.stages.map { ($0.stage, $0.sections) }, final: change.state.sections, target, setSections)
         }
     }
 

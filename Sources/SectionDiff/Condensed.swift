@@ -120,7 +120,8 @@ extension StagedChangeset {
             for (beforeItem, afterItem) in zip(before.items, after.items) {
                 guard let itemWeight = Self.sameShape(beforeItem, afterItem) else { return nil }
                 if case .element(let item) = afterItem, !beforeItem.hasSameContent(as: afterItem) {
-                    stage.itemUpdated.append(.init(at: ElementPath(element: realItem, section: realSection), item: item))
+                    stage.itemUpdated.append(
+                        .init(at: ElementPath(element: realItem, section: realSection), item: item))
                 }
                 realItem += itemWeight
             }

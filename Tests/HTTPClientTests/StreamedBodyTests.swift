@@ -105,7 +105,8 @@ import Testing
             KeepAliveClientTests.request(server.port, .post, "/lists", body: Array(#"{"id":"q"}"#.utf8)))
         // 5 s: longer than a loaded machine takes to send the stream's first
         // bytes (300 ms ran out before them in a full run), shorter than the 15 s heartbeat.
-        let (_, body) = try await client.stream(Self.request(server.port, "/lists/q/events?since=now", timeout: .seconds(5)))
+        let (_, body) = try await client.stream(
+            Self.request(server.port, "/lists/q/events?since=now", timeout: .seconds(5)))
         var text = ""
         try await Self.read(body, until: "listd event stream", into: &text)
         // The heartbeat is 15 s away: the 5 s of silence end the stream first.

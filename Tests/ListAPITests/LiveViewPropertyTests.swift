@@ -276,7 +276,8 @@ import Testing
                     try state.advance(by: span)
                     #expect(
                         state.viewSections == (try Self.oracle(current, spec)),
-                        "seed \(seed) step \(step): \(spec) kept at v\(at), moved by the span from v\(from) to v\(current.version)")
+                        "seed \(seed) step \(step): \(spec) kept at v\(at), moved by the span from v\(from) to v\(current.version)"
+                    )
                     checked += 1
                 }
             }

@@ -51,7 +51,8 @@ import Testing
     @Test func aModelThatDoesNotDecodeNamesTheItemSectionAndPath() throws {
         var decoder = SnapshotDecoder<Todo>()
         let wrongType = #expect(throws: ListClientError.self) {
-            try decoder.decode(Self.state(version: 1, [("a", #"{"done":false,"title":"A"}"#), ("x", #"{"done":false,"title":3}"#)]))
+            try decoder.decode(
+                Self.state(version: 1, [("a", #"{"done":false,"title":"A"}"#), ("x", #"{"done":false,"title":3}"#)]))
         }
         #expect(wrongType?.kind == .decoding)
         #expect(wrongType?.modelFailure?.item == "x" && wrongType?.modelFailure?.section == "s")
@@ -82,11 +83,13 @@ import Testing
         var seen: [[Todo]] = []
         var caught: ListClientError?
         do {
-            for try await update in server.client().updates(list: "todo", as: Todo.self, options: EndToEndTests.options) {
+            for try await update in server.client().updates(list: "todo", as: Todo.self, options: EndToEndTests.options)
+            {
                 let todos = update.snapshot?.items.map(\.model) ?? []
                 seen.append(todos)
                 if todos.count == 1 && !todos[0].done {
-                    _ = try? await writer.patchList("todo", [.updateItem(id: "a", model: Self.todo("Milk", done: true))])
+                    _ = try? await writer.patchList(
+                        "todo", [.updateItem(id: "a", model: Self.todo("Milk", done: true))])
                 } else if todos.first?.done == true && todos.count == 1 {
                     _ = try? await writer.patchList("todo", [.insertItem(section: "s", id: "bad", model: ["title": 7])])
                 }

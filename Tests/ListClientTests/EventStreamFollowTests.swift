@@ -13,7 +13,8 @@ import Testing
 @Suite struct EventStreamFollowTests {
     @Test(arguments: [1, 2, 5, 1000])
     func theParserSplitsEventsInAnyPieces(piece: Int) {
-        let text = "retry: 1000\n: listd event stream\n\nid: g:e:2\r\nevent: change\r\ndata: {\"a\":1}\r\n\r\n:\n\n"
+        let text =
+            "retry: 1000\n: listd event stream\n\nid: g:e:2\r\nevent: change\r\ndata: {\"a\":1}\r\n\r\n:\n\n"
             + "data: one\ndata: two\n\nevent: deleted\ndata:{}\n\n"
         var parser = EventStreamParser()
         var events: [ServerSentEvent] = []

@@ -93,7 +93,9 @@ import Testing
         var machine = FollowMachine(list: "g")
         _ = machine.receive(snapshot: try Self.state(Self.snapshotV1))
         let update = machine.receive(try Self.answer(#"{"list":"g","epoch":"e1","from":1,"to":3,"stages":[]}"#))
-        guard case .changes(let change) = update else { Issue.record("expected changes, got \(String(describing: update))"); return }
+        guard case .changes(let change) = update else {
+            Issue.record("expected changes, got \(String(describing: update))"); return
+        }
         #expect(change.from == 1 && change.state.version == 3 && change.stages.isEmpty)
         #expect(machine.nextAction == .poll(since: 3, epoch: "e1"))
         #expect(machine.refetchCount == 0)

@@ -110,7 +110,8 @@ import Testing
         let transport = FakeTransport { request, index in
             if request.url.path == "/lists/g" { return FakeTransport.json(FollowMachineTests.snapshotV1) }
             if request.url.path == "/lists/h" {
-                return FakeTransport.json(FollowMachineTests.snapshotV1.replacingOccurrences(of: #""g""#, with: #""h""#))
+                return FakeTransport.json(
+                    FollowMachineTests.snapshotV1.replacingOccurrences(of: #""g""#, with: #""h""#))
             }
             return try await FakeTransport.park()
         }
@@ -145,7 +146,9 @@ import Testing
         var last: Int64 = 0
         for index in 0..<writes {
             let model = Model(JSONValue.number(JSONNumber(Int64(index))))
-            last = try await writer.patchList("s", [.insertItem(section: "a", id: Identifier(stringLiteral: "i\(index)"), model: model)]).to
+            last = try await writer.patchList(
+                "s", [.insertItem(section: "a", id: Identifier(stringLiteral: "i\(index)"), model: model)]
+            ).to
         }
         let versions = try await consumer.value
         #expect(versions == versions.sorted() && Set(versions).count == versions.count)

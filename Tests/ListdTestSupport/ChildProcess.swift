@@ -1,5 +1,5 @@
-import Foundation
 import CSystem
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)

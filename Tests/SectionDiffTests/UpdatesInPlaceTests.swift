@@ -64,7 +64,10 @@ import Testing
         let cases: [([CondensedSection], [CondensedSection])] = [
             ([CondensedSection(model: section, items: [item])], [CondensedSection(model: section, items: [other])]),
             ([CondensedSection(model: section, items: [item])], [CondensedSection(model: section, items: [])]),
-            ([CondensedSection(model: section, items: [item, other])], [CondensedSection(model: section, items: [other, item])]),
+            (
+                [CondensedSection(model: section, items: [item, other])],
+                [CondensedSection(model: section, items: [other, item])]
+            ),
             (
                 [CondensedSection(model: section, items: [.run(id: 1, count: 3)])],
                 [CondensedSection(model: section, items: [.run(id: 1, count: 4)])]

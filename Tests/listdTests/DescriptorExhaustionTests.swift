@@ -112,8 +112,10 @@ final class LimitedListd: Sendable {
         defer { close(pipe.write) }
         process = try ChildProcess(
             executable: URL(fileURLWithPath: "/bin/sh"),
-            arguments:
-                ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", try ListdBinary.url.path, "serve", "--port", "0"]
+            arguments: [
+                "-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", try ListdBinary.url.path, "serve", "--port",
+                "0",
+            ]
                 + [
                     "--db", directory.appendingPathComponent("listd.sqlite").path, "--migrations",
                     ListdProcess.migrations.path,

@@ -220,7 +220,8 @@ import Testing
                     var counter = writer * 100_000
                     for _ in 0..<60 {
                         let list = try self.json(try await server.get("/lists/l"))
-                        _ = try await server.request("PATCH", "/lists/l", body: Self.ops(list, &random, counter: &counter))
+                        _ = try await server.request(
+                            "PATCH", "/lists/l", body: Self.ops(list, &random, counter: &counter))
                     }
                     return nil
                 }
@@ -240,12 +241,14 @@ import Testing
                             held = try ChangeReplay.sections(ofSnapshot: snapshot)
                         } else {
                             guard answer["from"]?.intValue == version else {
-                                return "\(view): an answer from \(answer["from"]?.intValue ?? -1) while holding \(version)"
+                                return
+                                    "\(view): an answer from \(answer["from"]?.intValue ?? -1) while holding \(version)"
                             }
                             do {
                                 held = try ChangeReplay.apply(answer, to: held)
                             } catch {
-                                return "\(view) at v\(version) (timeout \(timeout)): \(error); answer \(reply.text.prefix(800))"
+                                return
+                                    "\(view) at v\(version) (timeout \(timeout)): \(error); answer \(reply.text.prefix(800))"
                             }
                         }
                         version = answer["to"]?.intValue ?? version
@@ -254,7 +257,9 @@ import Testing
                     }
                     let deadline = ContinuousClock.now + .seconds(120)
                     while !writesDone.value.load(ordering: .acquiring) {
-                        guard ContinuousClock.now < deadline else { return .failure("\(view): the writes took over 120 s") }
+                        guard ContinuousClock.now < deadline else {
+                            return .failure("\(view): the writes took over 120 s")
+                        }
                         if let failure = try await step(timeout: Int.random(in: 0..<3, using: &random) == 0 ? 1 : 0) {
                             return .failure(failure)
                         }
@@ -309,7 +314,10 @@ import Testing
                     return replayed == snapshot
                 }
                 #expect(failure.isEmpty, "seed \(seed) \(view): \(failure)")
-                #expect(arrived && replayed == snapshot, "seed \(seed) \(view): the event stream's state; events: \(stream.events.map { "\($0.event) \($0.id)" })")
+                #expect(
+                    arrived && replayed == snapshot,
+                    "seed \(seed) \(view): the event stream's state; events: \(stream.events.map { "\($0.event) \($0.id)" })"
+                )
             }
         }
     }
