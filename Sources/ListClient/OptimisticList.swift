@@ -121,7 +121,7 @@ public struct OptimisticList: Sendable {
     }
 
     /// Shows a local write at once. `operations` must carry the ids of what they
-    /// insert (``ListOperation`` inserts without one get one in
+    /// insert (`ListOperation` inserts without one get one in
     /// ``OptimisticFollow/apply(_:ifMatch:)``).
     ///
     /// The write is pending whether or not it applies here: the server decides. One

@@ -55,7 +55,7 @@ public enum WriteOutcome: Sendable, Equatable {
 /// for await pending in outbox.pendingUpdates() { savingLabel.isHidden = pending.isEmpty }
 /// ```
 ///
-/// - ``enqueue(_:)`` returns once the write is in the file (fsynced): from then on
+/// - ``enqueue(_:key:)`` returns once the write is in the file (fsynced): from then on
 ///   it is sent, after a restart too.
 /// - One write is in flight at a time, oldest first, through the client's
 ///   ``ListClient/perform(_:key:)`` (retried under its ``ListClient/retryPolicy``).
