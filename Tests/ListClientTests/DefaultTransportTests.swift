@@ -27,7 +27,10 @@ import Testing
             _ = try await client.patchList("d", [.updateItem(id: "a2", model: 1)])
             let answer = try await client.changes(of: "d", since: created.version, timeout: .zero)
             #expect(answer.to > created.version)
-            #expect(transport.socket.connectionsOpened == 1, "three requests, one keep-alive connection")
+            // Kept alive: fewer connections than requests. (Not exactly one: on a
+            // loaded machine a gap past listd's 10 s idle timeout ends one, and the
+            // client rightly opens another.)
+            #expect(transport.socket.connectionsOpened < 3, "three requests, a kept-alive connection")
             #expect(!transport.hasMadeURLSession)
         }
 
