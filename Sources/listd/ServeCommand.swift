@@ -316,6 +316,13 @@ struct Settings {
         server.drainTimeout = try env.resolve(
             options.drainTimeout, "LISTD_DRAIN_TIMEOUT", default: DurationArgument(.seconds(10), description: "10s")
         ).duration
+        let keepAlive = try env.resolve(
+            options.keepAliveTimeout, "LISTD_KEEP_ALIVE_TIMEOUT",
+            default: DurationArgument(.seconds(60), description: "60s"))
+        guard keepAlive.duration > .zero else {
+            throw ValidationError("--keep-alive-timeout must be more than 0, not \(keepAlive.description)")
+        }
+        server.keepAliveIdleTimeout = keepAlive.duration
         self.server = server
 
         service = ServiceConfiguration(

@@ -121,6 +121,12 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "How long a graceful shutdown waits for requests in flight (env: LISTD_DRAIN_TIMEOUT; default: 10s).")
     var drainTimeout: DurationArgument?
 
+    @Option(
+        help:
+            "How long an idle keep-alive connection stays open, e.g. 75s; above a load balancer's own idle timeout (env: LISTD_KEEP_ALIVE_TIMEOUT; default: 60s)."
+    )
+    var keepAliveTimeout: DurationArgument?
+
     /// For tests of a full disk: the database may grow to this many pages, then writes are 507.
     @Option(help: .hidden)
     var testingMaxDatabasePages: Int64?

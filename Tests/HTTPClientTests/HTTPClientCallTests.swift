@@ -94,7 +94,8 @@ import Testing
     @Test func aPoolReusesOneConnectionForRequestAfterRequest() async throws {
         let server = try await ListdProcess()
         defer { server.stop() }
-        let pool = ConnectionPool()
+        // An hour: this test's tasks may wait for a thread longer than the default 30 s of idle reuse.
+        let pool = ConnectionPool(idleTimeout: .seconds(3600))
         for index in 0..<5 {
             let created = try HTTPClientCall(pool: pool).perform(
                 Self.request(server, .post, "/lists", body: #"{"id":"r\#(index)"}"#))

@@ -22,6 +22,11 @@ import Testing
             headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body, timeout: timeout)
     }
 
+    /// For tests that count connections: at the start of a full run a test's
+    /// tasks can wait most of a minute for a thread, past the default 30 s after
+    /// which an idle connection is no longer reused.
+    static let longIdle: Duration = .seconds(3600)
+
     static func gauge(_ name: String, _ server: ListdProcess) async throws -> Double? {
         let text = try await KeepAliveClient().perform(request(server.port, .get, "/metrics")).body
         for line in String(decoding: text, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + " ") {
@@ -34,7 +39,7 @@ import Testing
     @Test func requestsReuseOneConnection() async throws {
         let server = try await ListdProcess()
         defer { server.stop() }
-        let client = KeepAliveClient()
+        let client = KeepAliveClient(idleTimeout: Self.longIdle)
         for index in 0..<5 {
             let created = try await client.perform(
                 Self.request(server.port, .post, "/lists", body: Array(#"{"id":"r\#(index)"}"#.utf8)))
@@ -58,7 +63,7 @@ import Testing
         _ = try await writer.perform(Self.request(server.port, .post, "/lists", body: Array(#"{"id":"m"}"#.utf8)))
         let count = 64
         let clients = (0..<count).map { _ in KeepAliveClient() }
-        let shared = KeepAliveClient()
+        let shared = KeepAliveClient(idleTimeout: Self.longIdle)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<count {
                 // Half with a client each, half sharing one: a busy client opens another connection.
@@ -91,7 +96,7 @@ import Testing
     @Test func cancellingAParkedLongPoll() async throws {
         let server = try await ListdProcess()
         defer { server.stop() }
-        let client = KeepAliveClient()
+        let client = KeepAliveClient(idleTimeout: Self.longIdle)
         _ = try await client.perform(Self.request(server.port, .post, "/lists", body: Array(#"{"id":"p"}"#.utf8)))
         let poll = Task {
             try await client.perform(

@@ -13,7 +13,8 @@ import Testing
         defer { server.stop() }
         let writer = server.client()
         _ = try await writer.createList(id: "k", name: "K", sections: RandomWriter.initialSections)
-        let transport = SocketTransport()
+        // An hour: this test's tasks may wait for a thread longer than the default 30 s of idle reuse.
+        let transport = SocketTransport(idleTimeout: .seconds(3600))
         let watcher = ListClient(baseURL: server.baseURL, token: nil, transport: transport)
         var version = try await watcher.list("k").version
         for round in 0..<3 {

@@ -51,7 +51,7 @@ public final class ListdProcess: Sendable {
                 "serve", "--host", "127.0.0.1", "--port", String(port),
             ] + (store.map { ["--store", $0] } ?? ["--db", database.path]) + [
                 "--migrations", Self.migrations.path,
-            ] + arguments,
+            ] + Self.keepAlive(arguments, environment) + arguments,
             environment: env, directory: directory, stderr: pipe.write)
         guard let found = await log.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(60)),
             let port = Int(found)
@@ -60,6 +60,14 @@ public final class ListdProcess: Sendable {
             throw TestFailure("listd did not start (exit status \(process.waitUntilExit())):\n\(log.text)")
         }
         self.port = port
+    }
+
+    /// An hour of keep-alive unless the test sets its own: a test's connection
+    /// idle while its tasks wait for a thread (a minute, at the start of a full
+    /// run) must not be closed under it, or a count of connections opened is off.
+    static func keepAlive(_ arguments: [String], _ environment: [String: String]) -> [String] {
+        arguments.contains { $0.hasPrefix("--keep-alive-timeout") } || environment["LISTD_KEEP_ALIVE_TIMEOUT"] != nil
+            ? [] : ["--keep-alive-timeout", "1h"]
     }
 
     /// `http://127.0.0.1:<port>`.

@@ -120,7 +120,9 @@ final class LimitedListd: Sendable {
                     "--db", directory.appendingPathComponent("listd.sqlite").path, "--migrations",
                     ListdProcess.migrations.path,
                 ]
-                + ["--event-loops", "1"] + arguments,
+                // An hour of keep-alive: the connections this test holds open sit idle
+                // for over a minute at the start of a full run, and must not close under it.
+                + ["--event-loops", "1", "--keep-alive-timeout", "1h"] + arguments,
             environment: ChildProcess.environmentWithoutListd, directory: directory, stderr: pipe.write)
         guard
             let port = await output.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(30))
@@ -209,7 +211,9 @@ final class RawConnection: @unchecked Sendable {
 
     func get(_ path: String) async throws -> Reply {
         try send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        guard let reply = try await reply(timeout: .seconds(10)) else { throw TestFailure("no answer to GET \(path)") }
+        guard let reply = try await reply(timeout: .seconds(10 * testWaitScale)) else {
+            throw TestFailure("no answer to GET \(path)")
+        }
         return reply
     }
 
