@@ -1,3 +1,5 @@
+import ListView
+
 /// What a screen that shows a followed list needs, as a value: the decoded
 /// sections, the connection state and the error that ended the follow, moved on
 /// by each ``FollowEvent`` in order.
@@ -47,6 +49,19 @@ public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
             snapshot = decoded.snapshot
             if case .deleted = update { isDeleted = true }
             return decoded
+        }
+    }
+
+    /// The view `query` names (`"where=done:false&order=due"`; empty: the whole
+    /// list), or `nil` after ending this state with an `.invalidRequest` error
+    /// that names the query and what is wrong with it, so a typo in a screen's
+    /// query shows as that screen's error rather than a crash.
+    public mutating func view(parsing query: String) -> ViewSpec? {
+        do throws(ViewSpecError) {
+            return try ViewSpec(parsing: query)
+        } catch {
+            fail(ListClientError(kind: .invalidRequest, detail: "the view \"\(query)\": \(error)"))
+            return nil
         }
     }
 

@@ -5,9 +5,10 @@
 // the tests drive. SwiftUI's `List`/`ForEach` diffs by id and animates by
 // itself, so the model publishes states, not stages.
 #if canImport(SwiftUI)
+    import ListView
     import Observation
 
-    /// A followed list for SwiftUI views.
+    /// A followed list (or a view of it) for SwiftUI views.
     ///
     /// ```swift
     /// struct TasksView: View {
@@ -15,10 +16,10 @@
     ///     let client: ListClient
     ///     var body: some View {
     ///         List(tasks.state.sections) { section in
-    ///             Section { ForEach(section.items) { Text($0.model.title) } }
+    ///             Section(section.id) { ForEach(section.items) { Text($0.model.title) } }
     ///         }
     ///         .overlay { if tasks.state.connection != .live { ProgressView() } }
-    ///         .task { await tasks.follow(client, list: "tasks") }   // ends when the view goes
+    ///         .task { await tasks.follow(client, list: "tasks", view: "where=done:false&order=due") }
     ///     }
     /// }
     /// ```
@@ -36,6 +37,21 @@
             _ client: ListClient, list: String, view: ViewSpec = .wholeList, options: FollowOptions = FollowOptions()
         ) async {
             state = FollowedListState()
+            await run(client, list: list, view: view, options: options)
+        }
+
+        /// Follows the view `query` names (`"where=done:false&order=due"`) until the
+        /// calling task is cancelled or the follow ends; a query that does not parse
+        /// ends at once with an `.invalidRequest` error in ``state`` that names it.
+        public func follow(
+            _ client: ListClient, list: String, view query: String, options: FollowOptions = FollowOptions()
+        ) async {
+            state = FollowedListState()
+            guard let view = state.view(parsing: query) else { return }
+            await run(client, list: list, view: view, options: options)
+        }
+
+        private func run(_ client: ListClient, list: String, view: ViewSpec, options: FollowOptions) async {
             do {
                 for try await event in client.events(list: list, view: view, options: options) {
                     try state.apply(event)

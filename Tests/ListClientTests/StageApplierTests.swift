@@ -134,4 +134,17 @@ import Testing
         #expect(throws: ListClientError.self) { try strings.apply(.update(.snapshot(before))) }
         #expect(strings.error?.modelFailure?.item == "apple" && strings.connection == .ended)
     }
+
+    /// A screen's view query parses to its spec; one that does not ends the
+    /// screen's state with an error naming the query, not a crash.
+    @Test func aScreensViewQueryParsesOrEndsTheStateNamingIt() throws {
+        var screen = FollowedListState<Int>()
+        #expect(screen.view(parsing: "where=done:false&order=due") == (try ViewSpec(parsing: "order=due&where=done:false")))
+        #expect(screen.view(parsing: "") == .wholeList)
+        #expect(screen.error == nil && screen.connection == .connecting)
+        #expect(screen.view(parsing: "order=due&limit=0") == nil)
+        #expect(screen.error?.kind == .invalidRequest && screen.connection == .ended)
+        #expect(screen.error?.detail.contains("order=due&limit=0") == true, "\(String(describing: screen.error))")
+        #expect(screen.error?.detail.contains("limit") == true)
+    }
 }
