@@ -139,7 +139,8 @@ import Testing
     /// screen's state with an error naming the query, not a crash.
     @Test func aScreensViewQueryParsesOrEndsTheStateNamingIt() throws {
         var screen = FollowedListState<Int>()
-        #expect(screen.view(parsing: "where=done:false&order=due") == (try ViewSpec(parsing: "order=due&where=done:false")))
+        #expect(
+            screen.view(parsing: "where=done:false&order=due") == (try ViewSpec(parsing: "order=due&where=done:false")))
         #expect(screen.view(parsing: "") == .wholeList)
         #expect(screen.error == nil && screen.connection == .connecting)
         #expect(screen.view(parsing: "order=due&limit=0") == nil)
