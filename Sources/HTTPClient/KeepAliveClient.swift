@@ -107,29 +107,10 @@ public final class KeepAliveClient: Sendable {
                     }
                 }
             }
-            // A new connection the server closed before the request went out whole
-            // (its idle or head timeout ran while this task waited for a thread) is
-            // replaced, twice at most, within the deadline: nothing was acted on.
-            var unsent = 0
-            while true {
-                let connection: LoopConnection
-                switch await connect(request.host, request.port, endpoint, deadline, loop, call) {
-                case .success(let connected): connection = connected
-                case .failure(let error): return .failure(error)
-                }
-                await afterConnect?(connection)
-                switch await exchange(bytes, request.method, on: connection, deadline, loop, call) {
-                case .answered(let response):
-                    if call.detach() { keep(connection) }
-                    return .success(response)
-                case .failed(let error), .stale(let error):
-                    return .failure(error)
-                case .unsent(let error):
-                    unsent += 1
-                    guard unsent < Self.unsentAttempts, System.monotonicNanoseconds() < deadline else {
-                        return .failure(error)
-                    }
-                }
+            return await onNewConnection(bytes, request, endpoint, deadline, loop, call).map {
+                connection, response in
+                if call.detach() { keep(connection) }
+                return response
             }
         } onCancel: {
             call.cancel()
@@ -161,34 +142,48 @@ public final class KeepAliveClient: Sendable {
         let body = ResponseBodyStream()
         let result = await withTaskCancellationHandler {
             () async -> Result<HTTPClientCall.Response, SystemError> in
-            // A new connection closed before the request went out whole is replaced, as in perform.
-            var unsent = 0
-            while true {
-                let connection: LoopConnection
-                switch await connect(request.host, request.port, endpoint, deadline, loop, call) {
-                case .success(let connected): connection = connected
-                case .failure(let error): return .failure(error)
-                }
-                switch await exchange(
-                    bytes, request.method, on: connection, deadline, loop, call, stream: body, idle: idle)
-                {
-                case .answered(let head):
-                    _ = call.detach()
-                    body.attach { _ = connection.close() }
-                    return .success(head)
-                case .failed(let error), .stale(let error):
-                    return .failure(error)
-                case .unsent(let error):
-                    unsent += 1
-                    guard unsent < Self.unsentAttempts, System.monotonicNanoseconds() < deadline else {
-                        return .failure(error)
-                    }
-                }
+            await onNewConnection(bytes, request, endpoint, deadline, loop, call, stream: body, idle: idle).map {
+                connection, head in
+                _ = call.detach()
+                body.attach { _ = connection.close() }
+                return head
             }
         } onCancel: {
             call.cancel()
         }
         return (try result.get(), body)
+    }
+
+    /// Sends on a new connection and returns it with the answer (its head, for a
+    /// streamed answer). A new connection the server closed before the request
+    /// went out whole (its idle or head timeout ran while this task waited for a
+    /// thread) is replaced, twice at most, within the deadline: nothing was acted on.
+    private func onNewConnection(
+        _ bytes: [UInt8], _ request: HTTPClientCall.Request, _ endpoint: String, _ deadline: UInt64,
+        _ loop: HTTPClientLoop, _ call: CallCancellation, stream: ResponseBodyStream? = nil, idle: UInt64 = 0
+    ) async -> Result<(LoopConnection, HTTPClientCall.Response), SystemError> {
+        var unsent = 0
+        while true {
+            let connection: LoopConnection
+            switch await connect(request.host, request.port, endpoint, deadline, loop, call) {
+            case .success(let connected): connection = connected
+            case .failure(let error): return .failure(error)
+            }
+            await afterConnect?(connection)
+            switch await exchange(
+                bytes, request.method, on: connection, deadline, loop, call, stream: stream, idle: idle)
+            {
+            case .answered(let response):
+                return .success((connection, response))
+            case .failed(let error), .stale(let error):
+                return .failure(error)
+            case .unsent(let error):
+                unsent += 1
+                guard unsent < Self.unsentAttempts, System.monotonicNanoseconds() < deadline else {
+                    return .failure(error)
+                }
+            }
+        }
     }
 
     /// Sends on a reserved `connection` and waits for the loop to hand back the outcome
