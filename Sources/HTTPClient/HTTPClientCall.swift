@@ -111,8 +111,8 @@ public final class HTTPClientCall: Sendable {
                 return response
             case .staleConnection(let error):
                 // Only a request that may be repeated goes out again: the server
-                // may have acted on a POST before the connection failed.
-                guard request.method.isIdempotent else {
+                // may have acted on it before the connection failed.
+                guard request.mayBeRepeated else {
                     throw SystemError(
                         call: "\(error.call) (a reused connection failed; \(request.method) not retried)",
                         errno: error.errno)
@@ -225,12 +225,20 @@ public final class HTTPClientCall: Sendable {
     }
 }
 
-extension HTTPMethod {
-    /// Whether sending the request twice has the effect of sending it once
-    /// (RFC 9110, 9.2.2), so a client may repeat it after a failed connection.
-    var isIdempotent: Bool {
-        self == .get || self == .head || self == .put || self == .delete || self == .options
-            || rawValue == "TRACE"
+extension HTTPClientCall.Request {
+    /// Whether the request may go out again, unasked, after a reused connection
+    /// failed before any byte of an answer (the server may have acted on it and
+    /// then gone): a safe method (GET, HEAD, OPTIONS, TRACE), or a request with an
+    /// `Idempotency-Key`, whose repeat the server answers with the first answer.
+    ///
+    /// Not a bare PUT or DELETE, although RFC 9110 calls them idempotent: the
+    /// effect of two equals one only if nothing happened in between, and a repeat
+    /// after the first was applied undoes another client's write made since (a
+    /// PUT), or answers 404 for a delete that was done (a DELETE). The caller is
+    /// told the connection failed and decides.
+    var mayBeRepeated: Bool {
+        method == .get || method == .head || method == .options || method.rawValue == "TRACE"
+            || headers.contains("Idempotency-Key")
     }
 }
 

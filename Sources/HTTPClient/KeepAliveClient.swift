@@ -98,8 +98,8 @@ public final class KeepAliveClient: Sendable {
                     break
                 case .stale(let error):
                     // Only a request that may be repeated goes out again: the server
-                    // may have acted on a POST before the connection failed.
-                    guard request.method.isIdempotent else {
+                    // may have acted on it before the connection failed.
+                    guard request.mayBeRepeated else {
                         return .failure(
                             SystemError(
                                 call: "\(error.call) (a reused connection failed; \(request.method) not retried)",

@@ -227,6 +227,11 @@ struct Writer {
             ledger.check(
                 .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "update of acknowledged \(token) refused: \(reply.status) \(reply.text)")
+            if reply.status != 503 && reply.status != 507 {
+                // Reported once: the item's state is unknown from here, so no later write repeats the report.
+                owned[token] = nil
+                expect(token, .uncertain)
+            }
         case .lost:
             owned[token] = nil
             expect(token, .uncertain)
@@ -243,6 +248,11 @@ struct Writer {
             ledger.check(
                 .ackedWritesExactlyOnce, reply.status == 503 || reply.status == 507,
                 "delete of acknowledged \(token) refused: \(reply.status) \(reply.text)")
+            if reply.status != 503 && reply.status != 507 {
+                // Reported once: the item's state is unknown from here, so no later write repeats the report.
+                owned[token] = nil
+                expect(token, .uncertain)
+            }
         case .lost:
             owned[token] = nil
             expect(token, .uncertain)

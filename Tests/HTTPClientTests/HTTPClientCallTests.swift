@@ -129,29 +129,36 @@ import Testing
     }
 
     /// When a reused connection fails before any answer, a GET is repeated on
-    /// a new connection…
-    @Test func anIdempotentRequestIsRetriedOnceOnANewConnection() throws {
-        let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
+    /// a new connection, and so is a write with an `Idempotency-Key` (the server
+    /// answers its repeat with the first answer)…
+    @Test func aSafeOrKeyedRequestIsRetriedOnceOnANewConnection() throws {
+        let server = try ScriptedServer([[.answer, .readThenClose], [.answer, .readThenClose], [.answer]])
         defer { server.stop() }
         let pool = ConnectionPool()
         #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
-        #expect(try HTTPClientCall(pool: pool).perform(server.request(.put, body: "y")).status == .ok)
-        #expect(pool.connectionsOpened == 2)
-        #expect(server.requests == ["GET", "PUT", "PUT"])
+        #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
+        #expect(server.requests == ["GET", "GET", "GET"])
+        let keyed = server.request(.delete, headers: ["Idempotency-Key": "k1"])
+        #expect(try HTTPClientCall(pool: pool).perform(keyed).status == .ok)
+        #expect(pool.connectionsOpened == 3)
+        #expect(server.requests == ["GET", "GET", "GET", "DELETE", "DELETE"])
     }
 
-    /// …but a POST is not, since the server may have acted on it.
-    @Test func aPostIsNotRetried() throws {
+    /// …but a POST is not, and neither is a bare PUT or DELETE: the server may
+    /// have acted on it, and a repeat would undo a write made since, or answer
+    /// 404 for a delete that was done.
+    @Test(arguments: [HTTPMethod.post, .put, .delete, .patch])
+    func anUnkeyedWriteIsNotRetried(_ method: HTTPMethod) throws {
         let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
         defer { server.stop() }
         let pool = ConnectionPool()
         #expect(try HTTPClientCall(pool: pool).perform(server.request(.get)).status == .ok)
         let error = #expect(throws: SystemError.self) {
-            try HTTPClientCall(pool: pool).perform(server.request(.post, body: "z"))
+            try HTTPClientCall(pool: pool).perform(server.request(method, body: "z"))
         }
-        #expect(error?.call.contains("POST not retried") == true)
+        #expect(error?.call.contains("\(method) not retried") == true, "\(String(describing: error))")
         #expect(pool.connectionsOpened == 1)
-        #expect(server.requests == ["GET", "POST"])
+        #expect(server.requests == ["GET", method.rawValue])
     }
 
     /// A response that asks to close is not followed by a reuse.

@@ -172,29 +172,36 @@ import Testing
         #expect(server.requests == ["GET", "POST"])
     }
 
-    /// When a reused connection fails before any answer, a PUT goes again on a new connection…
-    @Test func anIdempotentRequestIsRetriedOnceOnANewConnection() async throws {
-        let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
+    /// When a reused connection fails before any answer, a GET goes again on a new connection, and
+    /// so does a write with an `Idempotency-Key` (the server answers its repeat with the first answer)…
+    @Test func aSafeOrKeyedRequestIsRetriedOnceOnANewConnection() async throws {
+        let server = try ScriptedServer([[.answer, .readThenClose], [.answer, .readThenClose], [.answer]])
         defer { server.stop() }
         let client = KeepAliveClient()
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
-        #expect(try await client.perform(Self.request(server.port, .put, "/", body: Array("y".utf8))).status == .ok)
-        #expect(client.connectionsOpened == 2)
-        #expect(server.requests == ["GET", "PUT", "PUT"])
+        #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
+        var keyed = Self.request(server.port, .put, "/", body: Array("y".utf8))
+        keyed.headers.add(name: "Idempotency-Key", value: "k1")
+        #expect(try await client.perform(keyed).status == .ok)
+        #expect(client.connectionsOpened == 3)
+        #expect(server.requests == ["GET", "GET", "GET", "PUT", "PUT"])
     }
 
-    /// …but a POST does not, since the server may have acted on it.
-    @Test func aPostIsNotRetried() async throws {
+    /// …but a POST does not, and neither does a bare PUT or DELETE: the server
+    /// may have acted on it, and a repeat would undo a write made since, or
+    /// answer 404 for a delete that was done.
+    @Test(arguments: [HTTPMethod.post, .put, .delete, .patch])
+    func anUnkeyedWriteIsNotRetried(_ method: HTTPMethod) async throws {
         let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
         defer { server.stop() }
         let client = KeepAliveClient()
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
         let error = await #expect(throws: SystemError.self) {
-            try await client.perform(Self.request(server.port, .post, "/", body: Array("z".utf8)))
+            try await client.perform(Self.request(server.port, method, "/", body: Array("z".utf8)))
         }
-        #expect(error?.call.contains("POST not retried") == true)
+        #expect(error?.call.contains("\(method) not retried") == true, "\(String(describing: error))")
         #expect(client.connectionsOpened == 1)
-        #expect(server.requests == ["GET", "POST"])
+        #expect(server.requests == ["GET", method.rawValue])
     }
 
     /// An answer that asks to close is not followed by a reuse.

@@ -100,9 +100,9 @@ final class ScriptedServer: Sendable {
         close(listener)
     }
 
-    func request(_ method: HTTPMethod, body: String? = nil) -> HTTPClientCall.Request {
+    func request(_ method: HTTPMethod, body: String? = nil, headers: HTTPHeaders = [:]) -> HTTPClientCall.Request {
         HTTPClientCall.Request(
-            method: method, host: host, port: port, target: "/", body: body.map { Array($0.utf8) },
+            method: method, host: host, port: port, target: "/", headers: headers, body: body.map { Array($0.utf8) },
             timeout: .seconds(5))
     }
 
