@@ -4,6 +4,7 @@ import HTTP
 import HTTPClient
 import JSON
 import POSIXIO
+import TortureCore
 
 /// One HTTP answer.
 struct Reply {
@@ -28,7 +29,7 @@ struct Reply {
 struct NoAnswer: Error, CustomStringConvertible {
     var error: SystemError
     /// False when the connection was never made (the request cannot have been applied).
-    var maybeSent: Bool { !error.call.contains("connect") && !error.call.contains("resolve") }
+    var maybeSent: Bool { FailedCall.mayHaveReachedServer(error.call) }
     var description: String { "\(error)" }
 }
 
