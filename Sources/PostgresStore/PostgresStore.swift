@@ -636,6 +636,10 @@ struct PostgresCommitDialect: GroupCommitDialect {
     private var buildsTold = 0
     /// ``Connection/cleanSyncs`` when the last write's `RELEASE` was queued unread (in this batch).
     private var releaseUnconfirmed: Int?
+    /// The batch transaction's id (`pg_current_xact_id()`), read with the lock
+    /// query at no extra round trip: what tells, on a new session, whether a
+    /// COMMIT whose answer was lost committed.
+    private var transaction: String?
     let logger: Logger
 
     init(
@@ -669,6 +673,7 @@ struct PostgresCommitDialect: GroupCommitDialect {
 
     mutating func begin(_ taken: [PostgresStore.PendingWrite]) throws(StoreError) -> [PostgresStore.PendingWrite] {
         releaseUnconfirmed = nil
+        transaction = nil
         do throws(PostgresError) {
             let (run, deferred) = try lock(taken)
             writes.putBack(deferred)
@@ -727,13 +732,20 @@ struct PostgresCommitDialect: GroupCommitDialect {
         }
     }
 
-    func commit(_ commits: [Commit]) throws(StoreError) {
+    mutating func commit(_ commits: [Commit]) throws(StoreError) {
         // Registered before COMMIT: a session that takes one of these lists'
         // row locks after it publishes these commits only after them.
         publishOrder.register(commits)
+        var commitQueued = false
         do throws(PostgresError) {
+            if transaction == nil, !commits.isEmpty {
+                // A batch that took no lock query (or began again after waiting): a round trip for its id.
+                let id = try connection.query("SELECT pg_current_xact_id()::text")
+                transaction = id.count == 1 ? try id[0].text(0) : nil
+            }
             try CommitChannel.publish(commits, on: connection)
             try connection.enqueue("COMMIT")
+            commitQueued = true
             let tag = try connection.sync()
             if tag != "COMMIT" {
                 throw PostgresError(
@@ -743,8 +755,11 @@ struct PostgresCommitDialect: GroupCommitDialect {
             // The session broke with COMMIT sent: the server may have committed
             // before the answer was lost (or before it stopped). Ask it again on
             // a session of its own rather than tell the writers nothing was written.
-            if !connection.isOpen, let first = commits.first {
-                switch Self.outcome(of: first, url: url, lostSession: connection.backendPID) {
+            if commitQueued, !connection.isOpen, !commits.isEmpty {
+                let outcome =
+                    transaction.map { Self.outcome(ofTransaction: $0, url: url, lostSession: connection.backendPID) }
+                    ?? .unknown("the transaction's id was not read")
+                switch outcome {
                 case .committed:
                     logger.warning(
                         "the answer to COMMIT was lost, and the commit was found: the writes are answered as applied",
@@ -772,11 +787,16 @@ struct PostgresCommitDialect: GroupCommitDialect {
         case unknown(String)
     }
 
-    /// Whether the transaction that recorded `commit` (a `commits` row of its
-    /// own: one list's version is committed once) committed, asked on a new
-    /// session. The lost session's server process, if it still runs, is ended
-    /// first, so its transaction has ended one way or the other.
-    static func outcome(of commit: Commit, url: String, lostSession: Int32) -> CommitOutcome {
+    /// Whether transaction `id` (its `pg_current_xact_id()`) committed, asked
+    /// on a new session with `pg_xact_status`. The lost session's server
+    /// process, if it still runs, is ended first, so its transaction has ended
+    /// one way or the other.
+    ///
+    /// Not whether the batch's `commits` rows are there: once the lost
+    /// transaction has rolled back, another instance may commit the same
+    /// list's same version, and its row would answer for this one (two writes
+    /// acknowledged with one version; the torture harness found it).
+    static func outcome(ofTransaction id: String, url: String, lostSession: Int32) -> CommitOutcome {
         do throws(PostgresError) {
             let check = try Connection(url: url, settings: ["connect_timeout": "5"])
             defer { check.close() }
@@ -792,10 +812,13 @@ struct PostgresCommitDialect: GroupCommitDialect {
                     usleep(20_000)
                 }
             }
-            let found = try check.query(
-                "SELECT 1 FROM commits WHERE list_id = $1 AND epoch = $2 AND version = $3::int8",
-                .text(commit.list.rawValue), .text(commit.epoch), .integer(commit.version))
-            return found.count == 0 ? .rolledBack : .committed
+            let answer = try check.query("SELECT pg_xact_status($1::xid8)", .text(id))
+            let status = answer.count == 1 ? try answer[0].optionalText(0) : nil
+            switch status {
+            case "committed": return .committed
+            case "aborted": return .rolledBack
+            default: return .unknown("transaction \(id) is \(status ?? "too old for PostgreSQL to tell")")
+            }
         } catch {
             return .unknown("\(error)")
         }
@@ -843,7 +866,7 @@ struct PostgresCommitDialect: GroupCommitDialect {
     /// been deferred ``patientDeferrals`` times, its lists are locked first,
     /// waiting, in id order.
     /// - Returns: the jobs to run and those to put back.
-    private func lock(_ batch: [PostgresStore.PendingWrite]) throws(PostgresError)
+    private mutating func lock(_ batch: [PostgresStore.PendingWrite]) throws(PostgresError)
         -> (run: [PostgresStore.PendingWrite], deferred: [PostgresStore.PendingWrite])
     {
         func array(_ lists: some Sequence<Identifier>) -> PostgresValue {
@@ -858,15 +881,26 @@ struct PostgresCommitDialect: GroupCommitDialect {
                 "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
             held.formUnion(first.lists)
         }
-        // The rows of the lists someone else holds; the others are now locked (or missing).
-        let busy = Set(
-            try connection.query(
-                """
-                WITH free AS MATERIALIZED (
-                    SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED)
-                SELECT id FROM lists WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM free)
-                """, array(wanted.subtracting(held))
-            ).map { row throws(PostgresError) in try row.text(0) }.compactMap { Identifier($0) })
+        // The rows of the lists someone else holds; the others are now locked (or
+        // missing). The first row is the transaction's id, with no list.
+        let rows = try connection.query(
+            """
+            WITH free AS MATERIALIZED (
+                SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE SKIP LOCKED)
+            SELECT 0, pg_current_xact_id()::text
+            UNION ALL
+            SELECT 1, id FROM lists WHERE id = ANY($1::text[]) AND id NOT IN (SELECT id FROM free)
+            ORDER BY 1
+            """, array(wanted.subtracting(held)))
+        var busy = Set<Identifier>()
+        for index in 0..<rows.count {
+            let row = rows[index]
+            if try row.int64(0) == 0 {
+                transaction = try row.text(1)
+            } else if let id = Identifier(try row.text(1)) {
+                busy.insert(id)
+            }
+        }
         var split = Self.split(batch, blocked: busy)
         if split.run.isEmpty, let first = split.deferred.first {
             // Everything waits for others: wait for the first job's lists, holding no
@@ -874,6 +908,7 @@ struct PostgresCommitDialect: GroupCommitDialect {
             if busy.count < wanted.count {
                 try connection.execute("ROLLBACK")
                 try connection.enqueue("BEGIN ISOLATION LEVEL READ COMMITTED", outsideTransaction: true)
+                transaction = nil  // another transaction: its id is read before COMMIT
             }
             try connection.query(
                 "SELECT id FROM lists WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", array(first.lists))
