@@ -147,7 +147,10 @@ extension Run {
             let limit = Int.random(in: 3...12, using: &random)
             var received = 0
             while received < limit, !stream.closed {
-                if current.version >= held.state.version, finished([list: held], source: source) {
+                // At the held version, or given up on: a silent stream must not hold the run.
+                if current.version >= held.state.version || abandon.load(ordering: .relaxed),
+                    finished([list: held], source: source)
+                {
                     done = true
                     break
                 }
@@ -195,7 +198,8 @@ extension Run {
             if stream.closed && stream.status >= 500 {
                 ledger.count("answers 5xx (a fault)")
             } else if stream.closed && stream.status != 200 && stream.status != 0 {
-                ledger.violated(.answersOrdered, "\(source): \(target) answered \(stream.status)")
+                ledger.violated(
+                    .answersOrdered, "\(source): \(target) answered \(stream.status): \(stream.refusal)")
             }
             stream.close()
             if ids.count > 64 { ids = ids.filter { $0.key >= held.state.version - 20 } }

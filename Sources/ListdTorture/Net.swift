@@ -69,6 +69,8 @@ final class EventStream {
     private var body: [UInt8] = []
     private(set) var status = 0
     private(set) var closed = false
+    /// The start of the body of an answer that was not a stream.
+    private(set) var refusal = ""
 
     init?(port: Int, target: String, lastEventID: String?) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -110,6 +112,13 @@ final class EventStream {
             status = Int(head.dropFirst(9).prefix(3)) ?? 0
             raw.removeSubrange(..<end.upperBound)
             headDone = true
+            if status != 200 {
+                // A whole answer that is not a stream (a problem, with Content-Length), on a
+                // connection the server keeps open: the stream is over; its body says why.
+                closed = true
+                refusal = String(decoding: raw.prefix(300), as: UTF8.self)
+                return []
+            }
         }
         // Chunked framing.
         while let lineEnd = raw.firstRange(of: Array("\r\n".utf8)) {
