@@ -19,6 +19,10 @@ public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
     public private(set) var error: ListClientError?
     /// Whether the list was deleted on the server.
     public private(set) var isDeleted = false
+    /// Whether ``snapshot`` is the state kept by a ``SnapshotStore`` from an earlier run
+    /// (``FollowEvent/restored(_:)``), not yet confirmed by the server: true until the
+    /// next update or until the connection is `.live`. Show it with a "saved" mark.
+    public private(set) var isFromCache = false
     private var decoder: SnapshotDecoder<Model>
 
     /// An empty state whose models `decoder` decodes (a `JSONDecoder()` per item by default).
@@ -35,18 +39,28 @@ public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
         switch event {
         case .connection(let state):
             connection = state
+            if state == .live { isFromCache = false }
             return nil
-        case .update(let update):
-            let decoded: DecodedUpdate<Model>
-            do throws(ListClientError) {
-                decoded = try decoder.decode(update)
-            } catch {
-                fail(error)
-                throw error
-            }
+        case .restored(let state):
+            let decoded = try decode(.snapshot(state))
             snapshot = decoded.snapshot
+            isFromCache = true
+            return decoded
+        case .update(let update):
+            let decoded = try decode(update)
+            snapshot = decoded.snapshot
+            isFromCache = false
             if case .deleted = update { isDeleted = true }
             return decoded
+        }
+    }
+
+    private mutating func decode(_ update: FollowUpdate) throws(ListClientError) -> DecodedUpdate<Model> {
+        do throws(ListClientError) {
+            return try decoder.decode(update)
+        } catch {
+            fail(error)
+            throw error
         }
     }
 

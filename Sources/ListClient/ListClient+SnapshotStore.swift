@@ -1,0 +1,44 @@
+import ListView
+import ListWire
+import ReactiveCore
+
+extension ListClient {
+    /// The start of a single-list follow with a ``FollowOptions/snapshotStore``: the state
+    /// kept there, if any, is taken by `machine` and emitted at once (as `.snapshot`, or
+    /// through ``FollowOptions/onRestored``). Returns whether a state was restored. A
+    /// store that fails is reported and read as empty.
+    func restore(
+        _ machine: inout FollowMachine, options: FollowOptions, observer: AnyObserver<FollowUpdate>
+    ) async -> Bool {
+        guard let store = options.snapshotStore else { return false }
+        let stored: ListState?
+        do {
+            stored = try await store.load(list: machine.list, view: machine.view)
+        } catch {
+            options.onSnapshotStoreFailure?(
+                SnapshotStoreFailure(list: machine.list, view: machine.view, operation: .load, error: error))
+            return false
+        }
+        guard let stored, !Task.isCancelled, let update = machine.restore(stored) else { return false }
+        if options.onRestored?(stored) != true { observer.onNext(update) }
+        return true
+    }
+
+    /// Keeps the state after `update` in the ``FollowOptions/snapshotStore`` (or forgets
+    /// the list when it was deleted). A store that fails is reported; the follow goes on.
+    func keep(_ update: FollowUpdate, of machine: FollowMachine, options: FollowOptions) async {
+        guard let store = options.snapshotStore else { return }
+        // A change with no stages at a view's new version is kept too: the version moved on.
+        let operation: SnapshotStoreFailure.Operation = update.state == nil ? .remove : .save
+        do {
+            if let state = update.state {
+                try await store.save(state, view: machine.view)
+            } else {
+                try await store.remove(list: machine.list, view: machine.view)
+            }
+        } catch {
+            options.onSnapshotStoreFailure?(
+                SnapshotStoreFailure(list: machine.list, view: machine.view, operation: operation, error: error))
+        }
+    }
+}
