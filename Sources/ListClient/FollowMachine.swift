@@ -265,10 +265,11 @@ public struct FollowOptions: Sendable {
     /// (``FollowTransport``). A multi-list follow of whole lists (at most 100) takes
     /// one `GET /events?lists=…` for all of them; one with a view of any list long-polls.
     public var transport: FollowTransport = .longPoll
-    /// Where a single-list follow keeps the last state it showed, so that the next
-    /// follow of the same list and view shows it at once, before any answer, and then
+    /// Where a follow keeps the last state it showed of each list (and view), so that
+    /// the next follow of it shows that state at once, before any answer, and then
     /// resumes from its version and epoch (``SnapshotStore``, ``FileSnapshotStore``);
-    /// `nil` (the default) for none. Multi-list follows do not use it.
+    /// `nil` (the default) for none. A multi-list follow emits each stored state as a
+    /// `.snapshot` of its ``ListUpdate``.
     public var snapshotStore: (any SnapshotStore)? = nil
     /// Called (on the follow's task) when the ``snapshotStore`` fails to load, save or
     /// remove an entry; the follow goes on as if there were none. `nil`: not reported.

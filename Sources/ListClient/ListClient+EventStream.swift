@@ -128,11 +128,13 @@ extension ListClient {
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
         var connection = ConnectionReporter(options)
         connection.connecting()
+        _ = await restore(&machines, options: options, observer: observer)
         while !Task.isCancelled && !machines.isEmpty {
             var stream: ClientStream?
             var failure: ListClientError?
             do throws(ListClientError) {
-                if try await fetchSnapshots(&machines, instance: choice.instance, observer: observer) {
+                if try await fetchSnapshots(&machines, instance: choice.instance, observer: observer, options: options)
+                {
                     connection.answered()
                     backoff.reset()
                 }
@@ -159,7 +161,10 @@ extension ListClient {
                     let count = machines.count
                     let updates = Self.receive(answers, into: &machines)
                     if Task.isCancelled { return }
-                    for update in updates { observer.onNext(update) }
+                    for update in updates {
+                        observer.onNext(update)
+                        await keep(update.update, list: update.list, view: .wholeList, options: options)
+                    }
                     // Every list is there: the 404 is the route's (a server without it), not a list's.
                     if machines.count == count { throw error }
                     connection.answered()
@@ -188,7 +193,10 @@ extension ListClient {
                             machines[list] = machine
                         }
                         if Task.isCancelled { return }
-                        if let update { observer.onNext(ListUpdate(list: list, update: update)) }
+                        if let update {
+                            observer.onNext(ListUpdate(list: list, update: update))
+                            await keep(update, list: list, view: .wholeList, options: options)
+                        }
                         backoff.reset()
                         if machines.isEmpty { break reading }
                         if machine.nextAction == .fetchSnapshot && machines[list] != nil {

@@ -173,13 +173,16 @@ extension ListClient {
         var backoff = Backoff(minimum: options.minimumBackoff, maximum: options.maximumBackoff)
         var connection = ConnectionReporter(options)
         connection.connecting()
+        // Restored states are confirmed by a first long-poll that does not wait (as for one list).
+        var confirming = await restore(&machines, options: options, observer: observer)
         while !Task.isCancelled && !machines.isEmpty {
             // The long-poll's answers; snapshots are emitted as they come (fetchSnapshots).
             var updates: [ListUpdate] = []
             var failure: ListClientError?
             do throws(ListClientError) {
                 // Snapshots first: a list that was refetched is polled on the next round.
-                let fetched = try await fetchSnapshots(&machines, instance: choice.instance, observer: observer)
+                let fetched = try await fetchSnapshots(
+                    &machines, instance: choice.instance, observer: observer, options: options)
                 var since: [String: Int64] = [:]
                 var epochs: [String: String] = [:]
                 for (list, machine) in machines {
@@ -192,8 +195,10 @@ extension ListClient {
                     let answers: [String: ChangeAnswer?]
                     do throws(ListClientError) {
                         answers = try await changes(
-                            of: since, views: views, epochs: epochs, timeout: options.pollTimeout,
-                            slack: options.responseSlack, instance: choice.instance)
+                            of: since, views: views, epochs: epochs,
+                            timeout: confirming ? .zero : options.pollTimeout, slack: options.responseSlack,
+                            instance: choice.instance)
+                        confirming = false
                     } catch  where error.status == 404 {
                         // POST /changes refuses the whole request when one list is gone;
                         // ask each list once, without waiting, to find out which.
@@ -206,7 +211,10 @@ extension ListClient {
                 failure = error
             }
             if Task.isCancelled { return }
-            for update in updates { observer.onNext(update) }
+            for update in updates {
+                observer.onNext(update)
+                await keep(update.update, list: update.list, view: views[update.list] ?? .wholeList, options: options)
+            }
             guard let failure else {
                 connection.answered()
                 continue
@@ -258,7 +266,8 @@ extension ListClient {
     /// that took a snapshot has moved on, and an update left unsent would leave the consumer
     /// behind it for good. Returns whether it fetched anything.
     func fetchSnapshots(
-        _ machines: inout [String: FollowMachine], instance: Int, observer: AnyObserver<ListUpdate>
+        _ machines: inout [String: FollowMachine], instance: Int, observer: AnyObserver<ListUpdate>,
+        options: FollowOptions
     ) async throws(ListClientError) -> Bool {
         var fetched = false
         for list in machines.keys.sorted() {
@@ -274,6 +283,7 @@ extension ListClient {
             fetched = true
             if Task.isCancelled { throw ListClientError(kind: .cancelled, detail: "the follow was cancelled") }
             observer.onNext(ListUpdate(list: list, update: update))
+            await keep(update, of: machine, options: options)
         }
         return fetched
     }

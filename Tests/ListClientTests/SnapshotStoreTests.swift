@@ -217,4 +217,46 @@ import Testing
         #expect(!recording.requests.contains { $0.url.path == "/lists/o" })
         #expect(recorder.error == nil)
     }
+
+    /// A multi-list follow with a store, over `POST /changes` and over one event stream:
+    /// g's stored state at once, h's snapshot fetched (nothing kept of it), g resumed with
+    /// a change from the stored version, and both kept.
+    @Test(arguments: [FollowTransport.longPoll, .eventStream])
+    func aMultiListFollowRestoresEachStoredListAndResumesIt(_ transport: FollowTransport) async throws {
+        let v1 = try Self.v1()
+        let fake = FakeStreamingTransport { request, _ in
+            switch (request.method, request.url.path) {
+            case ("GET", "/lists/h"): return FakeTransport.json(MultiListEventStreamTests.h)
+            case ("POST", "/changes"):
+                let body = try JSONValue(parsing: request.body ?? [])
+                if body["lists"]?["g"]?.int64Value == 1 {
+                    #expect(FollowLoopTests.query(request, "timeout") == "0")
+                    return FakeTransport.json(#"{"lists":{"g":\#(MultiListEventStreamTests.gV1toV2)}}"#)
+                }
+                return try await FakeTransport.park()
+            default:
+                Issue.record("unexpected \(request.method) \(request.url.path)")
+                return try await FakeTransport.park()
+            }
+        } stream: { request, _ in
+            FollowLoopTests.query(request, "lists") == "g:e1:1,h:e1:1"
+                ? FakeStreamingTransport.events([.event("change", MultiListEventStreamTests.gV1toV2)], then: .park)
+                : FakeStreamingTransport.events([], then: .park)
+        }
+        let store = InMemorySnapshotStore()
+        try await store.save(v1, view: .wholeList)
+        let client = ListClient(baseURL: FollowLoopTests.base, token: nil, transport: fake)
+        var options = EventStreamFollowTests.options(transport, FollowLoopTests.fast)
+        options.snapshotStore = store
+        let recorder = Recorder<ListUpdate>()
+        let subscription = FollowLoopTests.record(client.follow(lists: ["g", "h"], options: options), into: recorder)
+        defer { subscription.dispose() }
+        try #require(await eventually(30) { recorder.elements.count == 3 })
+        #expect(
+            MultiListEventStreamTests.kinds(recorder.elements) == [
+                "g snapshot v1", "h snapshot v1", "g changes v1-v2",
+            ])
+        #expect(await eventually(30) { store.state(of: "g")?.version == 2 && store.state(of: "h")?.version == 1 })
+        #expect(!fake.requests.contains { $0.url.path == "/lists/g" })
+    }
 }
