@@ -134,4 +134,22 @@ import Testing
         #expect(throws: ListClientError.self) { try strings.apply(.update(.snapshot(before))) }
         #expect(strings.error?.modelFailure?.item == "apple" && strings.connection == .ended)
     }
+
+    /// A state restored from a snapshot store is shown and marked as saved until the
+    /// server confirms it (`.live`) or moves it on (the next update).
+    @Test func theScreenStateMarksARestoredStateUntilLiveOrTheNextUpdate() throws {
+        let (before, update) = try Self.change()
+        var screen = FollowedListState<Int>()
+        let decoded = try screen.apply(.restored(before))
+        #expect(screen.isFromCache && screen.snapshot?.items.map(\.model) == [1, 2, 3])
+        #expect(decoded?.snapshot?.version == before.version)
+        try screen.apply(.connection(.reconnecting(attempt: 1, after: .seconds(1))))
+        #expect(screen.isFromCache)
+        try screen.apply(.connection(.live))
+        #expect(!screen.isFromCache)
+        var offline = FollowedListState<Int>()
+        try offline.apply(.restored(before))
+        try offline.apply(.update(update))
+        #expect(!offline.isFromCache && offline.snapshot?.items.map(\.model) == [9, 20, 3])
+    }
 }
