@@ -42,11 +42,21 @@ public enum FollowEvent: Sendable, Equatable {
     case update(FollowUpdate)
     /// The follow's connection moved to a new state.
     case connection(ConnectionState)
+    /// The state kept by the follow's ``FollowOptions/snapshotStore`` from an earlier run,
+    /// shown at once, before the server has answered: set the data source and reload, as
+    /// for a `.snapshot`, and mark the data as saved, not current. It comes first (after
+    /// `.connection(.connecting)`); the data is current again at the next update or at
+    /// `.connection(.live)`. The next update starts from its version: a change (animate it),
+    /// or a reset when the server no longer has that version or epoch.
+    case restored(ListState)
 
-    /// The update, if this is one.
+    /// The update, if this is one (a restored state is its `.snapshot`).
     public var update: FollowUpdate? {
-        if case .update(let update) = self { return update }
-        return nil
+        switch self {
+        case .update(let update): return update
+        case .restored(let state): return .snapshot(state)
+        case .connection: return nil
+        }
     }
 
     /// The connection state, if this is one.
@@ -100,6 +110,8 @@ extension ListClient {
     /// `.connection(.live)`, `.connection(.reconnecting(…))` while the server is
     /// away, and so on, in the order they happened. Any
     /// ``FollowOptions/onConnectionState`` of `options` is called as well.
+    /// With a ``FollowOptions/snapshotStore`` that holds the list, the stored state comes
+    /// first as ``FollowEvent/restored(_:)`` (where ``follow(list:view:options:)`` emits a `.snapshot`).
     ///
     /// ```swift
     /// client.followEvents(list: "tasks").subscribe(onNext: { event in
@@ -118,6 +130,10 @@ extension ListClient {
             options.onConnectionState = { state in
                 previous?(state)
                 observer.onNext(.connection(state))
+            }
+            options.onRestored = { state in
+                observer.onNext(.restored(state))
+                return true
             }
             return self.follow(list: list, view: view, options: options).subscribe { event in
                 switch event {

@@ -28,7 +28,8 @@ public struct FollowMachine: Sendable {
     /// Why the last answer was rejected, for logs.
     public private(set) var lastRejection: ListClientError?
     /// Which of the client's base URLs the follow asks, and how often it moved on.
-    public private(set) var instanceChoice: InstanceChoice
+    /// (Set within the module by the follow loops' recovery step, through ``failed(_:instances:)``'s rule.)
+    public internal(set) var instanceChoice: InstanceChoice
     /// Whether the follow has emitted a snapshot: from then on a 404 means the list
     /// was deleted, not that it never existed, even while ``state`` is `nil` because
     /// a rejected answer made a refetch due.
@@ -67,6 +68,19 @@ public struct FollowMachine: Sendable {
         state = snapshot
         defer { hasEmitted = true }
         return hasEmitted ? .reset(snapshot) : .snapshot(snapshot)
+    }
+
+    /// A state kept from an earlier run (a ``SnapshotStore``) is shown before any request:
+    /// the follow holds it as if it were a snapshot, so the next request asks for what
+    /// follows its version in its epoch (a change; a reset when the server no longer has
+    /// that version or epoch), and a 404 from then on is the list's deletion. Returns the
+    /// `.snapshot` to emit, or `nil` (nothing taken) when the state is of another list or
+    /// the machine already holds one.
+    public mutating func restore(_ stored: ListState) -> FollowUpdate? {
+        guard state == nil, !hasEmitted, stored.id == list else { return nil }
+        state = stored
+        hasEmitted = true
+        return .snapshot(stored)
     }
 
     /// A change answer arrived. Returns the update to emit, or `nil` when there is
@@ -246,10 +260,24 @@ public struct FollowOptions: Sendable {
     /// follow's ``ConnectionState`` changes; `nil` for none. It must not block.
     /// ``ListClient/followEvents(list:view:options:)`` delivers the same states as events.
     public var onConnectionState: (@Sendable (ConnectionState) -> Void)? = nil
-    /// How a single-list follow hears of changes: long-polls (the default), the
-    /// event stream, or the event stream when the client's transport can stream
-    /// (``FollowTransport``). Multi-list follows always long-poll.
+    /// How a follow hears of changes: long-polls (the default), the event stream,
+    /// or the event stream when the client's transport can stream
+    /// (``FollowTransport``). A multi-list follow of whole lists (at most 100) takes
+    /// one `GET /events?lists=…` for all of them; one with a view of any list long-polls.
     public var transport: FollowTransport = .longPoll
+    /// Where a follow keeps the last state it showed of each list (and view), so that
+    /// the next follow of it shows that state at once, before any answer, and then
+    /// resumes from its version and epoch (``SnapshotStore``, ``FileSnapshotStore``);
+    /// `nil` (the default) for none. A multi-list follow emits each stored state as a
+    /// `.snapshot` of its ``ListUpdate``.
+    public var snapshotStore: (any SnapshotStore)? = nil
+    /// Called (on the follow's task) when the ``snapshotStore`` fails to load, save or
+    /// remove an entry; the follow goes on as if there were none. `nil`: not reported.
+    public var onSnapshotStoreFailure: (@Sendable (SnapshotStoreFailure) -> Void)? = nil
+    /// Takes a state restored from the ``snapshotStore`` in place of its `.snapshot`
+    /// when it returns `true` (``ListClient/followEvents(list:view:options:)`` emits it as
+    /// ``FollowEvent/restored(_:)``).
+    var onRestored: (@Sendable (ListState) -> Bool)? = nil
 
     /// Creates options; the defaults suit an app (30 s polls, 0.1–15 s back-off).
     public init(

@@ -4,9 +4,8 @@ import ListView
 /// sections, the connection state and the error that ended the follow, moved on
 /// by each ``FollowEvent`` in order.
 ///
-/// It is the platform-neutral core of the SwiftUI model (`FollowedListModel`,
-/// under `#if canImport(SwiftUI)`), and what an app with its own store reduces
-/// events into:
+/// It is the core of the SwiftUI model (`FollowedListModel`, which needs only
+/// Observation), and what an app with its own store reduces events into:
 ///
 /// ```swift
 /// var screen = FollowedListState<Todo>()
@@ -21,6 +20,10 @@ public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
     public private(set) var error: ListClientError?
     /// Whether the list was deleted on the server.
     public private(set) var isDeleted = false
+    /// Whether ``snapshot`` is the state kept by a ``SnapshotStore`` from an earlier run
+    /// (``FollowEvent/restored(_:)``), not yet confirmed by the server: true until the
+    /// next update or until the connection is `.live`. Show it with a "saved" mark.
+    public private(set) var isFromCache = false
     private var decoder: SnapshotDecoder<Model>
 
     /// An empty state whose models `decoder` decodes (a `JSONDecoder()` per item by default).
@@ -37,16 +40,17 @@ public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
         switch event {
         case .connection(let state):
             connection = state
+            if state == .live { isFromCache = false }
             return nil
-        case .update(let update):
-            let decoded: DecodedUpdate<Model>
-            do throws(ListClientError) {
-                decoded = try decoder.decode(update)
-            } catch {
-                fail(error)
-                throw error
-            }
+        case .restored(let state):
+            let decoded = try decode(.snapshot(state))
             snapshot = decoded.snapshot
+            isFromCache = true
+            return decoded
+        case .update(let update):
+            let decoded = try decode(update)
+            snapshot = decoded.snapshot
+            isFromCache = false
             if case .deleted = update { isDeleted = true }
             return decoded
         }
@@ -62,6 +66,15 @@ public struct FollowedListState<Model: Decodable & Sendable>: Sendable {
         } catch {
             fail(ListClientError(kind: .invalidRequest, detail: "the view \"\(query)\": \(error)"))
             return nil
+        }
+    }
+
+    private mutating func decode(_ update: FollowUpdate) throws(ListClientError) -> DecodedUpdate<Model> {
+        do throws(ListClientError) {
+            return try decoder.decode(update)
+        } catch {
+            fail(error)
+            throw error
         }
     }
 

@@ -1,10 +1,10 @@
 // SwiftUI binding: an `@Observable` model that follows a list and holds its
 // decoded sections and connection state for a view.
 //
-// Not compiled on Linux (no SwiftUI); its logic is ``FollowedListState``, which
-// the tests drive. SwiftUI's `List`/`ForEach` diffs by id and animates by
-// itself, so the model publishes states, not stages.
-#if canImport(SwiftUI)
+// It needs Observation only, not SwiftUI, so it is compiled and tested on Linux
+// too; its logic is ``FollowedListState``. SwiftUI's `List`/`ForEach` diffs by
+// id and animates by itself, so the model publishes states, not stages.
+#if canImport(Observation)
     import ListView
     import Observation
 

@@ -21,6 +21,7 @@ import Testing
         events.map { event in
             switch event {
             case .update(let update): return "update \(update.state.map { "v\($0.version)" } ?? "deleted")"
+            case .restored(let state): return "restored v\(state.version)"
             case .connection(.reconnecting(let attempt, _)): return "reconnecting \(attempt)"
             case .connection(let state): return "\(state)"
             }
@@ -148,5 +149,66 @@ import Testing
         let after = Self.shape(recorder.elements).dropFirst(start.count)
         #expect(after.first == "reconnecting 1" && after.last == "live", "\(after)")
         #expect(recorder.error == nil)
+    }
+
+    /// `followState` has the connection state too (the clients issue): `.connecting`, the
+    /// retries, `.live`, as a property, and as an async sequence of its values.
+    @Test func aStateFollowHasItsConnectionState() async throws {
+        // The first answer waits until the test observes, so no state goes unseen.
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let transport = FakeTransport { _, index in
+            switch index {
+            case 0:
+                for await _ in gate { break }
+                return Self.unavailable
+            case 1: return Self.unavailable
+            case 2: return FakeTransport.json(FollowMachineTests.snapshotV1)
+            default: return try await FakeTransport.park()
+            }
+        }
+        let client = ListClient(baseURL: FollowLoopTests.base, token: nil, transport: transport)
+        let follow = client.followState(list: "g", options: FollowLoopTests.fast)
+        let seen = Recorder<ConnectionState>()
+        let observing = follow.connection.producer.subscribe { event in
+            if case .next(let state) = event { seen.on(state) }
+        }
+        defer { observing.dispose() }
+        open.finish()
+        // The async way: the property's values, from the current one, until live.
+        var states: [ConnectionState] = []
+        for try await state in follow.connection.typedValues {
+            states.append(state)
+            if state == .live { break }
+        }
+        #expect(states.last == .live)
+        #expect(follow.connection.value == .live && follow.state.value?.version == 1)
+        let shape = seen.elements.map { state -> String in
+            if case .reconnecting(let attempt, _) = state { return "reconnecting \(attempt)" }
+            return "\(state)"
+        }
+        #expect(shape == ["connecting", "reconnecting 1", "reconnecting 2", "live"], "\(shape)")
+        follow.stop()
+    }
+
+    @Test(arguments: [(403, ConnectionState.ended), (401, .needsAuth)])
+    func aStateFollowThatFailsSaysWhyInItsConnection(status: Int, expected: ConnectionState) async throws {
+        let transport = FakeTransport { _, _ in status == 401 ? Self.unauthorized : FollowSequenceTests.problem403 }
+        let client = ListClient(baseURL: FollowLoopTests.base, token: nil, transport: transport)
+        let follow = client.followState(list: "g", options: FollowLoopTests.fast)
+        #expect(await eventually(30) { follow.failure.value != nil })
+        #expect(follow.connection.value == expected)
+        #expect(follow.failure.value?.status == status)
+    }
+
+    @Test func aStateFollowOfADeletedListEnds() async throws {
+        let transport = FakeTransport { _, index in
+            index == 0
+                ? FakeTransport.json(FollowMachineTests.snapshotV1)
+                : FakeTransport.json(#"{"status":404,"detail":"gone"}"#, status: 404)
+        }
+        let client = ListClient(baseURL: FollowLoopTests.base, token: nil, transport: transport)
+        let follow = client.followState(list: "g", options: FollowLoopTests.fast)
+        #expect(await eventually(30) { follow.connection.value == .ended })
+        #expect(follow.state.value == nil && follow.failure.value == nil)
     }
 }

@@ -34,8 +34,8 @@ import Testing
         #expect(parser.retryMilliseconds == 1000)
     }
 
-    static func options(_ transport: FollowTransport) -> FollowOptions {
-        var options = EndToEndTests.options
+    static func options(_ transport: FollowTransport, _ base: FollowOptions = EndToEndTests.options) -> FollowOptions {
+        var options = base
         options.transport = transport
         return options
     }

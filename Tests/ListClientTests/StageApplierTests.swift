@@ -148,4 +148,22 @@ import Testing
         #expect(screen.error?.detail.contains("order=due&limit=0") == true, "\(String(describing: screen.error))")
         #expect(screen.error?.detail.contains("limit") == true)
     }
+
+    /// A state restored from a snapshot store is shown and marked as saved until the
+    /// server confirms it (`.live`) or moves it on (the next update).
+    @Test func theScreenStateMarksARestoredStateUntilLiveOrTheNextUpdate() throws {
+        let (before, update) = try Self.change()
+        var screen = FollowedListState<Int>()
+        let decoded = try screen.apply(.restored(before))
+        #expect(screen.isFromCache && screen.snapshot?.items.map(\.model) == [1, 2, 3])
+        #expect(decoded?.snapshot?.version == before.version)
+        try screen.apply(.connection(.reconnecting(attempt: 1, after: .seconds(1))))
+        #expect(screen.isFromCache)
+        try screen.apply(.connection(.live))
+        #expect(!screen.isFromCache)
+        var offline = FollowedListState<Int>()
+        try offline.apply(.restored(before))
+        try offline.apply(.update(update))
+        #expect(!offline.isFromCache && offline.snapshot?.items.map(\.model) == [9, 20, 3])
+    }
 }
