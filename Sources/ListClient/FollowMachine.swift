@@ -274,6 +274,11 @@ public struct FollowOptions: Sendable {
     /// Called (on the follow's task) when the ``snapshotStore`` fails to load, save or
     /// remove an entry; the follow goes on as if there were none. `nil`: not reported.
     public var onSnapshotStoreFailure: (@Sendable (SnapshotStoreFailure) -> Void)? = nil
+    /// The least time between two writes of one list's (or view's) state to the
+    /// ``snapshotStore``: updates in between replace the state waiting to be written,
+    /// so a burst costs one write, and the last state is always written. The follow
+    /// never waits for a write.
+    public var snapshotInterval: Duration = .seconds(1)
     /// Takes a state restored from the ``snapshotStore`` in place of its `.snapshot`
     /// when it returns `true` (``ListClient/followEvents(list:view:options:)`` emits it as
     /// ``FollowEvent/restored(_:)``).

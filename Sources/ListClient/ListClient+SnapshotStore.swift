@@ -44,7 +44,8 @@ extension ListClient {
     }
 
     /// Keeps the state after `update` in the ``FollowOptions/snapshotStore`` (or forgets
-    /// the list when it was deleted). A store that fails is reported; the follow goes on.
+    /// the list when it was deleted), off the follow's path (``SnapshotKeeper``). A store
+    /// that fails is reported; the follow goes on.
     func keep(_ update: FollowUpdate, of machine: FollowMachine, options: FollowOptions) async {
         await keep(update, list: machine.list, view: machine.view, options: options)
     }
@@ -53,16 +54,8 @@ extension ListClient {
     func keep(_ update: FollowUpdate, list: String, view: ViewSpec, options: FollowOptions) async {
         guard let store = options.snapshotStore else { return }
         // A change with no stages at a view's new version is kept too: the version moved on.
-        let operation: SnapshotStoreFailure.Operation = update.state == nil ? .remove : .save
-        do {
-            if let state = update.state {
-                try await store.save(state, view: view)
-            } else {
-                try await store.remove(list: list, view: view)
-            }
-        } catch {
-            options.onSnapshotStoreFailure?(
-                SnapshotStoreFailure(list: list, view: view, operation: operation, error: error))
-        }
+        SnapshotKeeper.shared.keep(
+            update.state.map { .save($0) } ?? .remove, list: list, view: view, in: store,
+            interval: options.snapshotInterval, onFailure: options.onSnapshotStoreFailure)
     }
 }

@@ -13,11 +13,14 @@ import Synchronization
 /// deleted. ``FileSnapshotStore`` keeps one file per entry; ``InMemorySnapshotStore``
 /// is for tests and previews.
 ///
+/// A class: a follow's writes to one store are put in order and coalesced by its
+/// identity (``FollowOptions/snapshotInterval``).
+///
 /// Why `async throws` with untyped errors: an app may put the entries in its own
 /// database (Core Data, GRDB), whose calls are asynchronous and whose errors are its own.
 /// A follow never fails because of its store: a failure is reported to
 /// ``FollowOptions/onSnapshotStoreFailure`` and the follow goes on as if the entry were absent.
-public protocol SnapshotStore: Sendable {
+public protocol SnapshotStore: AnyObject, Sendable {
     /// The state kept for `view` of `list`, or `nil` when there is none.
     func load(list: String, view: ViewSpec) async throws -> ListState?
     /// Keeps `state` (of list `state.id`) for `view`, replacing what was kept.

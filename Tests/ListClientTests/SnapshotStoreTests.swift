@@ -1,11 +1,12 @@
 import Foundation
 import JSON
-import ListClient
 import ListClientNetworking
 import ListdTestSupport
 import ReactiveCore
 import Synchronization
 import Testing
+
+@testable import ListClient
 
 /// Offline reads of followed data (the clients issue): a follow with a snapshot store
 /// shows the state it kept at once, marked as restored, then resumes from its version
@@ -164,7 +165,37 @@ import Testing
         var updates: [FollowUpdate] = []
         for try await update in client.updates(list: "g", options: options) { updates.append(update) }
         #expect(updates == [.snapshot(v1), .deleted(list: "g")])
-        #expect(store.state(of: "g") == nil)
+        #expect(await eventually(30) { store.state(of: "g") == nil })
+    }
+
+    /// A store that counts its writes and takes its time over each.
+    final class SlowStore: SnapshotStore {
+        let saved = Mutex<[Int64]>([])
+        func load(list: String, view: ViewSpec) async throws -> ListState? { nil }
+        func save(_ state: ListState, view: ViewSpec) async throws {
+            try await Task.sleep(for: .milliseconds(50))
+            saved.withLock { $0.append(state.version) }
+        }
+        func remove(list: String, view: ViewSpec) async throws {}
+    }
+
+    /// A burst of updates costs a few writes, not one each, the follow never waits
+    /// for one, and the last state is always written.
+    @Test func aBurstOfUpdatesIsWrittenOnceAnIntervalAndTheLastStateAlways() async throws {
+        let store = SlowStore()
+        let v1 = try Self.v1()
+        for version in Int64(1)...200 {
+            var state = v1
+            state.version = version
+            SnapshotKeeper.shared.keep(
+                .save(state), list: "burst", view: .wholeList, in: store, interval: .milliseconds(200),
+                onFailure: nil)
+        }
+        #expect(await eventually(30) { store.saved.withLock { $0.last } == 200 })
+        let saved = store.saved.withLock { $0 }
+        #expect(saved.count <= 3, "\(saved)")
+        #expect(saved == saved.sorted(), "in order")
+        #expect(await eventually(30) { !SnapshotKeeper.shared.isBusy(list: "burst", view: .wholeList, in: store) })
     }
 
     /// On a real listd, with files: a follow keeps the list; the server stops; a new
