@@ -3,10 +3,16 @@
 // and the follow resumes from its version and epoch with a change when the
 // server answers. `node --test clients/js/`; fake fetch, clock and
 // IndexedDB, no wall-clock waits.
-import { test } from "node:test";
+import { afterEach, test } from "node:test";
 import assert from "node:assert/strict";
 import { IndexedDBOutboxStorage, IndexedDBSnapshotStorage, ListdClient, MemoryOutboxStorage, MemorySnapshotStorage } from "./listd.js";
 import { event, eventStream, fakeClock, fakeFetch, fakeIndexedDB, item, json, section, until } from "./testing.mjs";
+
+// A failed assertion must not leave a follow running (and the test process waiting on its timers).
+const started = [];
+const follow = ListdClient.prototype.follow;
+ListdClient.prototype.follow = function (...args) { const follower = follow.apply(this, args); started.push(follower); return follower; };
+afterEach(() => { for (const follower of started.splice(0)) follower.stop(); });
 
 const v2 = { id: "l", name: "L", epoch: "e", version: 2, sections: [section("s", [item("a"), item("b")])] };
 const change = (from, to, id = `n${to}`) => ({
