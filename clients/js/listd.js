@@ -20,6 +20,10 @@
 //   const snapshot = useSyncExternalStore(todos.subscribe, todos.getSnapshot);
 //   for await (const update of todos) console.log(update.type, todos.state);
 //
+//   // Offline reads: the last state kept, shown at once (fromCache) on the next
+//   // page, then resumed from its version and epoch.
+//   new ListdClient({ baseURL, snapshots: new IndexedDBSnapshotStorage() });
+//
 // Following reads server-sent events with fetch (EventSource cannot send an
 // Authorization header, and tokens never go in URLs), and falls back to
 // long-polling for a while when the stream is not available; a connection

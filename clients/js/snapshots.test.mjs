@@ -329,3 +329,32 @@ test("snapshots: false turns the client's storage off for one follow; since/epoc
   await given.done;
   assert.equal(snapshots.records.get("l").snapshot.version, 2, "what the follow held is stored");
 });
+
+test("a stored list that is gone (404) is reported deleted and its record removed; a storage that never answers is given up after 2 s", async () => {
+  const snapshots = new MemorySnapshotStorage();
+  await snapshots.put("l", record(v2));
+  const clock = fakeClock();
+  const notFound = { type: "https://listd.dev/problems/not-found", title: "Not Found", detail: "no list l" };
+  const { fetch } = fakeFetch(() => json(404, notFound));
+  const deleted = [];
+  const gone = new ListdClient({ baseURL: "http://x", fetch, clock, snapshots })
+    .follow("l", { minDelay: 1, maxDelay: 1, onDeleted: (list) => deleted.push(list) });
+  await until(() => deleted.length === 1, "reported deleted");
+  assert.equal(gone.getSnapshot(), null);
+  await until(() => !snapshots.records.has("l"), "the record removed");
+  assert.notEqual(gone.state, "closed", "waits for the list to come back, as a follow of a deleted list does");
+  gone.stop();
+  await gone.done;
+
+  const net = server();
+  net.up();
+  const hanging = { get: () => new Promise(() => {}), async put() {}, async delete() {} };
+  const follower = new ListdClient({ baseURL: "http://x", fetch: net.fetch, clock, snapshots: hanging }).follow("l");
+  await until(() => clock.pending() === 1, "the storage's deadline");
+  assert.equal(net.calls.length, 0, "waits for the storage first");
+  clock.advance(2000);
+  await until(() => follower.state === "live", "live without it");
+  assert.equal(net.calls[0].path, "/lists/l");
+  follower.stop();
+  await follower.done;
+});
