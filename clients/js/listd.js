@@ -1878,6 +1878,8 @@ export class Follower {
     this.error = undefined;
     /** Whether the list is known to have existed (a 404 then means deleted, not never there). */
     this.existed = false;
+    /** Whether the server said it keeps no history from the version held (410): refetch the snapshot. */
+    this.expired = false;
     this.deletedReported = false;
     this.listeners = new Set();
     this.iterators = new Set();
