@@ -33,6 +33,11 @@ export interface ListSnapshot<ItemModel = unknown, SectionModel = unknown> {
   pending?: string[];
   /** With `pending`: the ids of the sections those writes touch (possibly none). */
   pendingSections?: string[];
+  /**
+   * In what a follow shows: `true` while the state is the one an earlier follow stored (`snapshots`)
+   * and the server has not answered yet; absent otherwise.
+   */
+  fromCache?: true;
 }
 
 /** `[section, item]`. */
@@ -94,7 +99,7 @@ export type TokenSource = string | ((context: { refresh: boolean }) => string | 
 export type ConnectionState = "connecting" | "live" | "polling" | "reconnecting" | "needs-auth" | "closed";
 
 /** Why the data was replaced. */
-export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | "rebase" | (string & {});
+export type ResetReason = "server" | "mismatch" | "recreated" | "listener-error" | "rebase" | "expired" | (string & {});
 
 /** What a follow delivers, in order (`for await`, `updates()`). */
 export type Update<ItemModel = unknown, SectionModel = unknown> =
@@ -131,6 +136,15 @@ export interface FollowOptions<ItemModel = unknown, SectionModel = unknown> {
   /** ms of long-polling after a non-stream answer before the stream is tried again (default 60000). */
   streamRetryInterval?: number;
   clock?: Clock;
+  /**
+   * Where to keep the last state (default: the client's `snapshots`; `false`: none). A follow
+   * shows the stored state at once (`fromCache: true`) and resumes from its version and epoch.
+   */
+  snapshots?: SnapshotStorage | false;
+  /** ms between two writes of the state to `snapshots` (default 1000); the last state is always written. */
+  snapshotInterval?: number;
+  /** `snapshots` failed to read or write (default: console.warn). The follow goes on. */
+  onStorageError?(error: unknown): void;
   onSnapshot?(snapshot: ListSnapshot<ItemModel, SectionModel>): void;
   onChanges?(change: {
     answer: ChangeAnswer<ItemModel, SectionModel>;
@@ -157,7 +171,7 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
   readonly state: ConnectionState;
   /** The error that ended the follow, if one did. */
   readonly error: ListdError | undefined;
-  /** Settles when the follow has ended. */
+  /** Settles when the follow has ended (and its last state is written to `snapshots`). */
   readonly done: Promise<void>;
   /** Stops following (bound: may be passed around alone). */
   stop(): void;
@@ -213,6 +227,30 @@ export interface OutboxStorage {
   delete(id: string): Promise<void>;
 }
 
+/** A followed list's state as a `SnapshotStorage` keeps it. */
+export interface SnapshotRecord {
+  format: 1;
+  list: string;
+  /** The view's query text, empty for the whole list. */
+  view: string;
+  /** When it was written (ms since 1970). */
+  savedAt: number;
+  /** The server's state (without pending optimistic writes). */
+  snapshot: ListSnapshot;
+}
+
+/**
+ * Where follows keep their last state: `MemorySnapshotStorage`, `IndexedDBSnapshotStorage`, or your
+ * own. Keys are the list's id, with `?` and the view's query for a view. A record `get` gives that is
+ * not a sound `SnapshotRecord` of that list and view is ignored; a method that throws is reported
+ * (`onStorageError`), never fails the follow.
+ */
+export interface SnapshotStorage {
+  get(key: string): Promise<SnapshotRecord | undefined> | SnapshotRecord | undefined;
+  put(key: string, record: SnapshotRecord): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
 export interface OutboxOptions {
   /** Default: IndexedDB (database "listd-outbox") in a browser, memory elsewhere. */
   storage?: OutboxStorage;
@@ -243,6 +281,8 @@ export interface ClientOptions {
   retry?: RetryOptions | false;
   /** Queue every write (default: off); `true` for the default storage. */
   outbox?: OutboxOptions | boolean;
+  /** The default `snapshots` of this client's follows (default: none). */
+  snapshots?: SnapshotStorage;
 }
 
 export interface Signalled {
@@ -421,5 +461,23 @@ export declare class IndexedDBOutboxStorage implements OutboxStorage {
   load(): Promise<OutboxRecord[]>;
   put(record: OutboxRecord): Promise<void>;
   delete(id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A snapshot storage in memory: shared by two follows, one after the other, it outlives the first. */
+export declare class MemorySnapshotStorage implements SnapshotStorage {
+  constructor();
+  get(key: string): Promise<SnapshotRecord | undefined>;
+  put(key: string, record: SnapshotRecord): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** A snapshot storage in IndexedDB (database `name`, default "listd-snapshots"): a page opened offline shows the last state. */
+export declare class IndexedDBSnapshotStorage implements SnapshotStorage {
+  constructor(name?: string, factory?: IDBFactory);
+  readonly name: string;
+  get(key: string): Promise<SnapshotRecord | undefined>;
+  put(key: string, record: SnapshotRecord): Promise<void>;
+  delete(key: string): Promise<void>;
   close(): Promise<void>;
 }

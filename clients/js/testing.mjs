@@ -94,3 +94,52 @@ export async function until(condition, what, turns = 5000) {
   }
   throw new Error(`gave up waiting for ${what} after ${turns} event-loop turns`);
 }
+
+/**
+ * An IndexedDB with what the storages use: `open` (creating the stores on
+ * the first open), one store per transaction, `get`, `getAll`, `put`,
+ * `delete`; values are structured-cloned, every request and transaction
+ * completes on a later turn of the event loop. `databases` holds the data:
+ * name → store → key → value; `transactions` every transaction's mode and options.
+ */
+export function fakeIndexedDB() {
+  const databases = new Map();
+  const transactions = [];
+  const later = (callback) => setImmediate(callback);
+  return {
+    databases,
+    transactions,
+    open(name) {
+      const request = { result: undefined, error: null };
+      later(() => {
+        let stores = databases.get(name);
+        const upgrade = !stores;
+        if (upgrade) databases.set(name, (stores = new Map()));
+        request.result = {
+          createObjectStore(store, options) { stores.set(store, { keyPath: options?.keyPath, records: new Map() }); },
+          transaction(store, mode, options) {
+            const transaction = {};
+            transactions.push({ store, mode, options });
+            const { keyPath, records } = stores.get(store);
+            const run = (work) => {
+              const step = { result: undefined };
+              later(() => { step.result = work(); later(() => transaction.oncomplete?.()); });
+              return step;
+            };
+            transaction.objectStore = () => ({
+              get: (key) => run(() => structuredClone(records.get(key))),
+              getAll: () => run(() => [...records.values()].map((value) => structuredClone(value))),
+              put: (value, key) => run(() => { records.set(keyPath ? value[keyPath] : key, structuredClone(value)); }),
+              delete: (key) => run(() => { records.delete(key); }),
+            });
+            return transaction;
+          },
+          close() {},
+        };
+        if (upgrade) request.onupgradeneeded?.();
+        request.onsuccess?.();
+      });
+      return request;
+    },
+  };
+}

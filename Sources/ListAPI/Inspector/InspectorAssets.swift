@@ -492,6 +492,10 @@ openFromHash();
 //   const snapshot = useSyncExternalStore(todos.subscribe, todos.getSnapshot);
 //   for await (const update of todos) console.log(update.type, todos.state);
 //
+//   // Offline reads: the last state kept, shown at once (fromCache) on the next
+//   // page, then resumed from its version and epoch.
+//   new ListdClient({ baseURL, snapshots: new IndexedDBSnapshotStorage() });
+//
 // Following reads server-sent events with fetch (EventSource cannot send an
 // Authorization header, and tokens never go in URLs), and falls back to
 // long-polling for a while when the stream is not available; a connection
@@ -1093,8 +1097,10 @@ export class ListdClient {
    *   false sends each write once (it still carries an Idempotency-Key)
    * @param {OutboxOptions | boolean} [options.outbox] queue every write in an outbox that sends them
    *   one at a time, in order, retrying until the server answers (default: off)
+   * @param {SnapshotStorage} [options.snapshots] where follows keep their last state (default: none;
+   *   a follow's own `snapshots` option wins)
    */
-  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl, clock, retry, outbox } = {}) {
+  constructor({ baseURL = "", baseURLs, token, fetch: fetchImpl, clock, retry, outbox, snapshots } = {}) {
     const urls = Array.isArray(baseURLs) && baseURLs.length > 0 ? baseURLs : [baseURL];
     this.baseURLs = urls.map((url) => url.replace(/\/$/, ""));
     /** The index in `baseURLs` of the instance requests go to. */
@@ -1110,6 +1116,8 @@ export class ListdClient {
     this.directWrites = pendingSnapshot([], "idle", undefined);
     /** The outbox, when the client has one. */
     this.outbox = outbox ? new Outbox(this, outbox === true ? {} : outbox) : undefined;
+    /** The follows' default snapshot storage. */
+    this.snapshots = snapshots;
     this.subscribe = this.subscribe.bind(this);
   }
 
@@ -1524,16 +1532,15 @@ export class MemoryOutboxStorage {
   async delete(id) { this.records.delete(id); }
 }
 
-/**
- * Keeps the outbox's writes in IndexedDB (database `name`, store `writes`),
- * so they outlive the page: a reload, a closed tab, a crash. Each write is
- * stored with strict durability before it is sent.
- */
-export class IndexedDBOutboxStorage {
-  constructor(name = "listd-outbox", factory = globalThis.indexedDB) {
-    if (!factory) throw new TypeError("listd: IndexedDB is not available here (use MemoryOutboxStorage)");
+/** One object store of an IndexedDB database, opened on first use: the outbox's and the snapshots' storages. */
+class IndexedDBStore {
+  constructor(name, factory, store, keyPath, durability, instead) {
+    if (!factory) throw new TypeError(`listd: IndexedDB is not available here (use ${instead})`);
     this.name = name;
     this.factory = factory;
+    this.store = store;
+    this.keyPath = keyPath;
+    this.durability = durability;
     this.database = undefined;
   }
 
@@ -1541,7 +1548,7 @@ export class IndexedDBOutboxStorage {
     if (!this.database) {
       this.database = new Promise((resolve, reject) => {
         const request = this.factory.open(this.name, 1);
-        request.onupgradeneeded = () => request.result.createObjectStore("writes", { keyPath: "id" });
+        request.onupgradeneeded = () => request.result.createObjectStore(this.store, this.keyPath ? { keyPath: this.keyPath } : undefined);
         request.onsuccess = () => resolve(request.result);
         request.onerror = () => reject(request.error);
       });
@@ -1553,24 +1560,65 @@ export class IndexedDBOutboxStorage {
   async transaction(mode, work) {
     const database = await this.open();
     return new Promise((resolve, reject) => {
-      const transaction = database.transaction("writes", mode, mode === "readwrite" ? { durability: "strict" } : undefined);
-      const request = work(transaction.objectStore("writes"));
+      const transaction = database.transaction(this.store, mode, mode === "readwrite" ? { durability: this.durability } : undefined);
+      const request = work(transaction.objectStore(this.store));
       transaction.oncomplete = () => resolve(request.result);
       transaction.onerror = () => reject(transaction.error);
       transaction.onabort = () => reject(transaction.error || new Error("listd: the IndexedDB transaction was aborted"));
     });
   }
 
-  async load() { return (await this.transaction("readonly", (store) => store.getAll())).sort(bySeq); }
-  async put(record) { await this.transaction("readwrite", (store) => store.put(record)); }
-  async delete(id) { await this.transaction("readwrite", (store) => store.delete(id)); }
-
-  /** Closes the database (a new client opens it again). */
+  /** Closes the database (the next use opens it again). */
   async close() {
     const database = await this.database?.catch(() => undefined);
     database?.close();
     this.database = undefined;
   }
+}
+
+/**
+ * Keeps the outbox's writes in IndexedDB (database `name`, store `writes`),
+ * so they outlive the page: a reload, a closed tab, a crash. Each write is
+ * stored with strict durability before it is sent.
+ */
+export class IndexedDBOutboxStorage extends IndexedDBStore {
+  constructor(name = "listd-outbox", factory = globalThis.indexedDB) {
+    super(name, factory, "writes", "id", "strict", "MemoryOutboxStorage");
+  }
+
+  async load() { return (await this.transaction("readonly", (store) => store.getAll())).sort(bySeq); }
+  async put(record) { await this.transaction("readwrite", (store) => store.put(record)); }
+  async delete(id) { await this.transaction("readwrite", (store) => store.delete(id)); }
+}
+
+/**
+ * Keeps each followed list's last state in memory (a follow's option
+ * `snapshots`): shared by two follows (one after the other), it stands for a
+ * store that outlives a page. Records are kept as given, not copied.
+ */
+export class MemorySnapshotStorage {
+  constructor() {
+    /** @type {Map<string, object>} */
+    this.records = new Map();
+  }
+  async get(key) { return this.records.get(key); }
+  async put(key, record) { this.records.set(key, record); }
+  async delete(key) { this.records.delete(key); }
+}
+
+/**
+ * Keeps each followed list's last state in IndexedDB (database `name`,
+ * store `snapshots`, keyed by list and view), so a page opened offline shows
+ * it at once. A cache: written with relaxed durability.
+ */
+export class IndexedDBSnapshotStorage extends IndexedDBStore {
+  constructor(name = "listd-snapshots", factory = globalThis.indexedDB) {
+    super(name, factory, "snapshots", undefined, "relaxed", "MemorySnapshotStorage");
+  }
+
+  get(key) { return this.transaction("readonly", (store) => store.get(key)); }
+  async put(key, record) { await this.transaction("readwrite", (store) => store.put(record, key)); }
+  async delete(key) { await this.transaction("readwrite", (store) => store.delete(key)); }
 }
 
 function defaultOutboxStorage() {
@@ -2238,6 +2286,29 @@ function replayViewOps(view, sections, ops) {
   return { sections, steps };
 }
 
+/** What a snapshot storage keeps of a follow: the confirmed state, with what it is of. */
+function storedRecord(list, view, held) {
+  const { fromCache, pending, pendingSections, ...snapshot } = held;
+  return { format: 1, list, view, savedAt: Date.now(), snapshot };
+}
+
+/** A stored record's state, marked `fromCache`, or null for none or one that is not sound. */
+function restoredSnapshot(record, list, view) {
+  try {
+    const snapshot = record?.snapshot;
+    if (!snapshot || record.format !== 1 || record.list !== list || record.view !== view) return null;
+    if (typeof snapshot.epoch !== "string" || !snapshot.epoch || !Number.isSafeInteger(snapshot.version) || snapshot.version < 0) return null;
+    const sectionIDs = new Set();
+    const itemIDs = new Set();
+    const fresh = (ids, id) => typeof id === "string" && !ids.has(id) && !!ids.add(id);
+    const sound = Array.isArray(snapshot.sections) && snapshot.sections.every((section) => section && fresh(sectionIDs, section.id)
+      && Array.isArray(section.items) && section.items.every((item) => item && fresh(itemIDs, item.id)));
+    return sound ? { ...snapshot, id: list, fromCache: true } : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Slack on a long-poll's deadline beyond the wait the client asked for: one heartbeat's interval. */
 const pollGrace = 15000;
 
@@ -2279,6 +2350,8 @@ export class Follower {
     this.error = undefined;
     /** Whether the list is known to have existed (a 404 then means deleted, not never there). */
     this.existed = false;
+    /** Whether the server said it keeps no history from the version held (410): refetch the snapshot. */
+    this.expired = false;
     this.deletedReported = false;
     this.listeners = new Set();
     this.iterators = new Set();
@@ -2293,6 +2366,16 @@ export class Follower {
     /** The view as `patch` evaluates it (null for the whole list, or a view it cannot read). */
     this.viewSpec = null;
     if (this.view) { try { this.viewSpec = parseView(this.view); } catch { this.viewSpec = null; } }
+    /** Where the last state is kept (`snapshots`), under the list's id and the view's query. */
+    this.storage = options.snapshots === false ? undefined : options.snapshots ?? client.snapshots;
+    this.storageKey = this.view ? `${list}?${this.view}` : list;
+    /** What the storage holds, as far as this follow knows: `{epoch, version, sections}`, null (deleted), undefined (unknown). */
+    this.stored = undefined;
+    this.saveTimer = undefined;
+    this.saveWanted = false;
+    /** The write in flight, if any. */
+    this.saving = undefined;
+    this.lastSaved = -Infinity;
     if (options.since !== undefined) {
       this.snapshot = { id: list, epoch: options.epoch, version: options.since, sections: options.sections };
       this.existed = true;
@@ -2311,7 +2394,14 @@ export class Follower {
       this.onAbort = () => this.stop();
       signal.addEventListener("abort", this.onAbort, { once: true });
     }
-    this.done = this.run();
+    const page = globalThis.document;
+    if (this.storage && page?.addEventListener) {
+      // A page being hidden may be closed next: write the last state now.
+      this.onHide = () => { if (page.visibilityState === "hidden") this.flushSnapshot(); };
+      page.addEventListener("visibilitychange", this.onHide);
+    }
+    // Settles once the follow has ended and its last state is written.
+    this.done = this.run().then(() => this.saving);
   }
 
   /** Stops following: no request after this, every iterator ends. */
@@ -2324,16 +2414,21 @@ export class Follower {
     this.stopped = true;
     this.error = error;
     this.options.signal?.removeEventListener("abort", this.onAbort);
+    if (this.onHide) globalThis.document.removeEventListener("visibilitychange", this.onHide);
     this.controller.abort();
     if (error) this.call("onError", error);
     this.setState(state);
     for (const iterator of this.iterators) iterator.wake();
+    this.flushSnapshot();
   }
 
   /**
    * The data held now: the snapshot (its `sections` as the UI should show
    * them), or null before the first one and after a deletion. The same
    * object until the data changes, as `useSyncExternalStore` requires.
+   * With `snapshots`, it may be the state stored by an earlier follow, with
+   * `fromCache: true` until the server answers (then the same data without
+   * it, or the server's change or reset).
    */
   getSnapshot() {
     return this.shown ?? this.snapshot;
@@ -2542,6 +2637,7 @@ export class Follower {
   }
 
   notify() {
+    this.saveLater();
     for (const entry of [...this.listeners]) {
       if (!this.listeners.has(entry)) continue;
       try { entry.listener(); } catch (error) { this.reportListenerError(error, "subscribe listener"); }
@@ -2580,12 +2676,101 @@ export class Follower {
     if (report) this.deliver({ type: "deleted", list: this.list });
   }
 
+  /** Shows the state stored by an earlier follow, if there is a sound one: `fromCache` until the server answers. */
+  async restore() {
+    let record;
+    let timer;
+    try {
+      // A storage that does not answer (an IndexedDB blocked by another tab) must not hold the follow up.
+      const late = new Promise((resolve) => { timer = this.clock.setTimeout(resolve, 2000); });
+      record = await Promise.race([Promise.resolve().then(() => this.storage.get(this.storageKey)), late]);
+    } catch (error) {
+      this.reportStorageError(error);
+      return;
+    } finally {
+      this.clock.clearTimeout(timer);
+    }
+    const snapshot = restoredSnapshot(record, this.list, this.view);
+    // None, or not a sound record of this list and view (the next state overwrites it).
+    if (!snapshot || this.stopped || this.snapshot) return;
+    this.snapshot = snapshot;
+    this.existed = true;
+    this.stored = { epoch: snapshot.epoch, version: snapshot.version, sections: snapshot.sections };
+    this.deliver({ type: "snapshot", snapshot });
+  }
+
+  /** The server answered: a restored state loses `fromCache`. True when there was one. */
+  confirmCache() {
+    if (!this.snapshot?.fromCache) return false;
+    const { fromCache, ...snapshot } = this.snapshot;
+    this.snapshot = snapshot;
+    if (this.shown) { const { fromCache: _, ...shown } = this.shown; this.shown = shown; }
+    return true;
+  }
+
+  /** Whether the storage holds the state held (as far as this follow knows). */
+  isStored() {
+    const held = this.snapshot;
+    const stored = this.stored;
+    if (!held) return !stored;
+    return !!stored && held.epoch === stored.epoch && held.version === stored.version && held.sections === stored.sections;
+  }
+
+  /**
+   * Writes the state held to the storage, at most once per
+   * `snapshotInterval` ms: a burst of changes writes its first state at once
+   * and its last when the interval is over. Returns the write, if it started one.
+   */
+  saveLater() {
+    if (!this.storage || this.isStored()) return undefined;
+    this.saveWanted = true;
+    if (this.saveTimer !== undefined || this.saving) return undefined;
+    const wait = this.lastSaved + (this.options.snapshotInterval ?? 1000) - this.clock.now();
+    if (wait <= 0 || this.stopped) return this.save();
+    this.saveTimer = this.clock.setTimeout(() => { this.saveTimer = undefined; this.save(); }, wait);
+    return undefined;
+  }
+
+  save() {
+    this.saveWanted = false;
+    const held = this.snapshot;
+    this.lastSaved = this.clock.now();
+    this.stored = held ? { epoch: held.epoch, version: held.version, sections: held.sections } : null;
+    this.saving = (async () => {
+      try {
+        if (held) await this.storage.put(this.storageKey, storedRecord(this.list, this.view, held));
+        else await this.storage.delete(this.storageKey);
+      } catch (error) {
+        if (this.stored?.sections === held?.sections) this.stored = undefined; // written again with the next state
+        this.reportStorageError(error);
+      }
+    })().then(() => {
+      this.saving = undefined;
+      return this.saveWanted ? this.saveLater() : undefined;
+    });
+    return this.saving;
+  }
+
+  /** Writes the last state now (the follow ended, the page is hidden); resolves when it is written. */
+  flushSnapshot() {
+    if (this.saveTimer !== undefined) { this.clock.clearTimeout(this.saveTimer); this.saveTimer = undefined; }
+    this.lastSaved = -Infinity;
+    return this.saving ?? this.saveLater();
+  }
+
+  reportStorageError(error) {
+    if (this.options.onStorageError) this.call("onStorageError", error);
+    else console.warn("listd: the snapshot storage failed", error);
+  }
+
   async run() {
+    if (this.storage && !this.snapshot) await this.restore();
     while (!this.stopped) {
       // The instance this round asks; a failure moves the client on from it.
       const asked = this.client.instance;
       try {
         if (!this.snapshot) await this.refetch("initial");
+        else if (this.expired) await this.refetch("expired");
         if (this.stopped) return;
         if (this.transport === "poll" || (this.transport === "auto" && this.clock.now() < this.pollUntil)) {
           await this.poll();
@@ -2612,6 +2797,8 @@ export class Follower {
           if (!this.existed) return this.end(error, "closed"); // never there: not a deletion to wait out
           this.markDeleted();
         }
+        // A server (or proxy) that keeps no history from the version held: start again from a snapshot.
+        if (error.status === 410) { this.lastEventID = undefined; this.expired = true; }
         this.failOver(asked, error);
         await this.backOff(error);
       }
@@ -2662,6 +2849,7 @@ export class Follower {
     const first = this.snapshot === null && reason === "initial" && !recreated && !this.existed;
     this.snapshot = snapshot;
     this.existed = true;
+    this.expired = false;
     this.lastEventID = undefined;
     this.deletedReported = false;
     if (first) this.deliver({ type: "snapshot", snapshot });
@@ -2673,6 +2861,7 @@ export class Follower {
    * it refetched the snapshot instead (the answer did not apply).
    */
   async handle(answer) {
+    const confirmed = this.confirmCache();
     if (answer.deleted) {
       this.markDeleted();
       return true;
@@ -2695,7 +2884,10 @@ export class Follower {
       return false;
     }
     // Already applied (a replay after a reconnect): never apply a stage twice.
-    if (answer.epoch === held.epoch && answer.to <= held.version) return true;
+    if (answer.epoch === held.epoch && answer.to <= held.version) {
+      if (confirmed) this.notify();
+      return true;
+    }
     // A view's versions are the list's: a write that left the view alone moves
     // `to` on with nothing to apply. Hold the new version; nothing to show.
     if (this.view && answer.epoch === held.epoch && answer.from === held.version && !(answer.stages || []).length) {
@@ -2758,6 +2950,8 @@ export class Follower {
         discard(response); // a proxy's page, say: nobody reads it
         return false;
       }
+      // Open: a change since the version held follows at once as the first event.
+      this.confirmCache();
       this.setState("live");
       this.failures = 0;
       reader = response.body.getReader();
@@ -2806,7 +3000,8 @@ export class Follower {
       let answer;
       try {
         answer = await this.client.changes(this.list, held.version, {
-          epoch: held.epoch, timeout, maxChanges: this.options.maxChanges, view: this.view,
+          // A state restored from storage asks without waiting, so it is confirmed (or moved on) at once.
+          epoch: held.epoch, timeout: held.fromCache ? 0 : timeout, maxChanges: this.options.maxChanges, view: this.view,
           signal: connection.signal,
         });
       } finally {

@@ -2,9 +2,10 @@
 // through a React-style useSyncExternalStore. Checked by `tsc -p clients/js`
 // (it imports the package by its own name, through package.json's exports).
 import {
-  IndexedDBOutboxStorage, ListdClient, ListdError, applyStageToDOM, idempotencyKey,
-  type Follower, type ListSnapshot, type PendingWrites, type Update,
+  IndexedDBOutboxStorage, IndexedDBSnapshotStorage, ListdClient, ListdError, applyStageToDOM, idempotencyKey,
+  type Follower, type ListSnapshot, type PendingWrites, type SnapshotStorage, type Update,
 } from "listd-client";
+import { useFollow, type FollowResult } from "listd-client/react";
 
 interface Todo { title: string; done: boolean }
 interface Group { title: string }
@@ -110,4 +111,31 @@ export function bindDOM(all: HTMLUListElement, open: HTMLUListElement, signal: A
     });
   }
   return (id, todo) => todos.patch([{ op: "updateItem", id, model: { ...todo, done: true } }]);
+}
+
+// 6. Offline reads: the last state of each follow kept in IndexedDB; a page opened offline shows it
+// at once, marked fromCache until listd answers, then goes on from its version with a change.
+const snapshots: SnapshotStorage = new IndexedDBSnapshotStorage("todos-snapshots");
+const cached = new ListdClient({ baseURL: "http://127.0.0.1:8080", snapshots });
+
+export function offlineBanner(follower: Follower<Todo, Group>): string {
+  const snapshot = follower.getSnapshot();
+  if (snapshot?.fromCache) return follower.state === "reconnecting" ? "offline: showing the saved list" : "updating…";
+  return "";
+}
+
+// 7. The React hook (listd-client/react): one follow per mounted component, stopped on unmount or
+// when the list or the view changes; inline options and callbacks do not restart it.
+export function useOpenTodos(owner: string): { titles: string[]; stale: boolean; complete(id: string, todo: Todo): void } {
+  const result: FollowResult<Todo, Group> = useFollow<Todo, Group>(cached, "todos", {
+    view: { where: { done: false, owner }, order: "title" },
+    snapshotInterval: 2000,
+    onReset: (_, reason) => console.log(`reloaded (${reason})`),
+  });
+  const { snapshot, state, follower } = result;
+  return {
+    titles: snapshot?.sections.flatMap((section) => section.items.map((item) => item.model.title)) ?? [],
+    stale: snapshot?.fromCache === true || state === "reconnecting",
+    complete: (id, todo) => { void follower?.patch([{ op: "updateItem", id, model: { ...todo, done: true } }]); },
+  };
 }
