@@ -230,7 +230,10 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         .testTarget(
-            name: "TortureCoreTests", dependencies: ["TortureCore", "ListWire", "SectionDiff", "JSON", "ListdTestSupport"]),
+            name: "TortureCoreTests",
+            dependencies: [
+                "TortureCore", "ListWire", "SectionDiff", "JSON", "ListdTestSupport", "ListView", "ListModel",
+            ]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),

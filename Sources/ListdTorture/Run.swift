@@ -48,16 +48,18 @@ final class Run: Sendable {
         }
     }
 
-    /// The full snapshot of `list` from any instance, retried through faults (nil if stopping for good).
-    func snapshot(_ list: String, instance: Int, source: String) -> ListState? {
+    /// The full snapshot of `list` (or of its `view`) from any instance, retried through faults
+    /// (nil if stopping for good).
+    func snapshot(_ list: String, instance: Int, source: String, view: ViewOracle? = nil) -> ListState? {
         var attempt = 0
+        let target = "/lists/\(list)" + (view.map { "?\($0.query)" } ?? "")
         while attempt < 600 {
             attempt += 1
             let port = cluster.livePort(instance + attempt)
-            if case .success(let reply) = net.send(.get, port: port, "/lists/\(list)"), reply.status == 200,
+            if case .success(let reply) = net.send(.get, port: port, target), reply.status == 200,
                 let json = reply.json, let state = try? ListState(json: json)
             {
-                ledger.observe(state, source: source)
+                ledger.observe(state, source: source, view: view)
                 return state
             }
             usleep(100_000)

@@ -40,8 +40,11 @@ struct Writer {
         return token
     }
 
+    /// A payload's model: its token, its revision, and a group `g` that an update changes
+    /// (so items cross the filters, orders and groups of view followers).
     static func model(_ token: String, _ rev: Int) -> String {
-        JSONValue.of(#"{"p":"\#(token)","r":\#(rev)}"#).canonicalText
+        let g = (token.utf8.reduce(0) { $0 + Int($1) } + rev) % 3
+        return JSONValue.of(#"{"g":\#(g),"p":"\#(token)","r":\#(rev)}"#).canonicalText
     }
 
     func expect(_ token: String, _ expectation: Expectation) {

@@ -72,6 +72,19 @@ for index in 0..<plan.longPollFollowers { run.spawn { run.longPoll(index) } }
 for index in 0..<plan.eventStreamFollowers { run.spawn { run.eventStream(index) } }
 for index in 0..<plan.multiListFollowers { run.spawn { run.multiList(index) } }
 for index in 0..<plan.readers { run.spawn { run.reader(index) } }
+for (index, follower) in plan.viewFollowers.enumerated() {
+    if ViewOracle(query: follower.query) == nil {
+        say("view \(follower.query): the oracle cannot read it")
+        exit(2)
+    }
+    run.spawn {
+        if follower.eventStream {
+            run.eventStream(index, follower: follower)
+        } else {
+            run.longPoll(index, follower: follower)
+        }
+    }
+}
 
 let nemesis = Task { await run.nemeses() }
 var lastReport = 0.0
@@ -89,9 +102,7 @@ while ledger.now < plan.seconds {
 // The end: writers stop, faults end, followers converge on the final snapshots.
 run.stopping.store(true, ordering: .relaxed)
 await nemesis.value
-while run.running.load(ordering: .relaxed) > plan.longPollFollowers + plan.eventStreamFollowers
-    + plan.multiListFollowers
-{
+while run.running.load(ordering: .relaxed) > plan.followerCount {
     try? await Task.sleep(for: .milliseconds(50))
 }
 var finals: [String: ListState] = [:]

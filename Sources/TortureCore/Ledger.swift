@@ -16,6 +16,8 @@ public enum Invariant: String, Sendable, CaseIterable {
     case resetsJustified = "no reset except for the contract's reasons"
     case waitersAnswered = "no waiter is left past its timeout, nor unwoken past the bound after a change"
     case readsValid = "cursor pages and snapshots hold only written payloads, each at most once"
+    case viewsMatchOracle =
+        "every view state a follower holds is the view of the list at that version (independent oracle)"
 }
 
 /// Everything a run checks, shared by every worker: counts per invariant, the
@@ -45,7 +47,14 @@ public final class Ledger: Sendable {
         var changing = 0
         var firstVersion: Int64 = 0
         var epoch = ""
+        /// The list's states at recent versions anyone observed, for the view oracle.
+        var snapshots: [Int64: ListState] = [:]
+        /// View states observed at versions whose list state nobody has observed yet.
+        var pendingViews: [Int64: [(view: ViewOracle, state: ListState, source: String)]] = [:]
     }
+
+    /// How many list states (and versions of pending view states) a list keeps for the view oracle.
+    static let oracleWindow = 512
 
     private let counts = Mutex<[Invariant: Counts]>([:])
     private let lists = Mutex<[String: ListFacts]>([:])
@@ -167,24 +176,65 @@ public final class Ledger: Sendable {
     }
 
     /// `state` observed at its version by `source`: every observer must agree.
-    public func observe(_ state: ListState, source: String) {
+    /// With `view`, `state` is that view of the list: observers of the same view
+    /// must agree, and the state must be the oracle's view of the list's state at
+    /// that version (checked now if someone observed it, else when someone does).
+    public func observe(_ state: ListState, source: String, view: ViewOracle? = nil) {
         let digest = Self.digest(state)
+        let key = view.map { "\(state.id)?\($0.query)" } ?? state.id
+        var toCheck: [(view: ViewOracle, state: ListState, source: String)] = []
+        var listState: ListState?
         let conflict: String? = lists.withLock { lists in
-            var facts = lists[state.id, default: ListFacts()]
-            defer { lists[state.id] = facts }
+            var facts = lists[key, default: ListFacts()]
+            defer { lists[key] = facts }
             if let known = facts.states[state.version] {
                 return known.digest == digest ? nil : known.source
             }
             facts.states[state.version] = (digest, source)
             return nil
         }
+        lists.withLock { lists in
+            var facts = lists[state.id, default: ListFacts()]
+            defer { lists[state.id] = facts }
+            if let view {
+                if let known = facts.snapshots[state.version] {
+                    listState = known
+                    toCheck = [(view, state, source)]
+                } else {
+                    facts.pendingViews[state.version, default: []].append((view, state, source))
+                    if facts.pendingViews.count > Self.oracleWindow, let oldest = facts.pendingViews.keys.min() {
+                        facts.pendingViews[oldest] = nil
+                    }
+                }
+            } else if facts.snapshots[state.version] == nil {
+                facts.snapshots[state.version] = state
+                if facts.snapshots.count > Self.oracleWindow, let oldest = facts.snapshots.keys.min() {
+                    facts.snapshots[oldest] = nil
+                }
+                listState = state
+                toCheck = facts.pendingViews.removeValue(forKey: state.version) ?? []
+            }
+        }
         if let conflict {
             violated(
                 .statesAgree,
-                "\(state.id)@\(state.version): \(source) sees a state other than \(conflict) saw (\(state))")
+                "\(key)@\(state.version): \(source) sees a state other than \(conflict) saw (\(state))")
         } else {
             passed(.statesAgree)
         }
+        guard let listState else { return }
+        for entry in toCheck {
+            let expected = entry.view.evaluate(listState)
+            check(
+                .viewsMatchOracle, Self.digest(expected) == Self.digest(entry.state),
+                "\(entry.source): view \(entry.view.query) of \(state.id)@\(state.version) is "
+                    + "\(Self.describe(entry.state)), the oracle's is \(Self.describe(expected))")
+        }
+    }
+
+    /// A state's sections and item ids, short, for messages.
+    public static func describe(_ state: ListState) -> String {
+        state.sections.map { "\($0.model.id):[\($0.items.map(\.id).joined(separator: ","))]" }.joined(separator: " ")
     }
 
     /// The digest `observe` recorded for `list` at `version`, if any.

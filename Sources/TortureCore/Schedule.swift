@@ -68,7 +68,38 @@ public struct TorturePlan: Sendable, Equatable {
     public var readers: Int
     /// The shared lists writers insert into (besides `counter` and `board`).
     public var lists: [String]
+    /// Followers of a view of one of `lists`: the list, the view's query, and
+    /// whether it follows by event stream (else by long-poll).
+    public var viewFollowers: [ViewFollower]
     public var nemeses: [NemesisEvent]
+
+    /// One follower of a view.
+    public struct ViewFollower: Sendable, Equatable, CustomStringConvertible {
+        public var list: String
+        public var query: String
+        public var eventStream: Bool
+
+        public var description: String { "\(eventStream ? "events" : "changes") \(list)?\(query)" }
+    }
+
+    /// The views followers draw from. Writers' models are `{"g":0…2,"p":token,"r":rev}`,
+    /// and an update changes `g` and `r`, so items cross filters, orders, groups and windows.
+    public static let viewQueries = [
+        "where=g:1",
+        "order=-r",
+        "order=p&limit=5",
+        "group=g",
+        "group=g&order=-r&limit=6",
+        "where=g:0&order=r&limit=4",
+        "limit=7",
+        "q=W1&order=-g",
+        "group=r&limit=10",
+    ]
+
+    /// Followers of every kind (all of them run until they reach the final snapshots).
+    public var followerCount: Int {
+        longPollFollowers + eventStreamFollowers + multiListFollowers + viewFollowers.count
+    }
 
     /// The plan for `seed`: the same seed gives the same plan.
     public init(seed: UInt64, seconds: Double, store: TortureStore, instances: Int) {
@@ -100,6 +131,15 @@ public struct TorturePlan: Sendable, Equatable {
             time += kind == .prune || kind == .slowReader || kind == .postgresImmediate ? duration : 0
         }
         nemeses = events
+        // Drawn from a generator of their own, so these followers do not move the rest of the plan.
+        var more = SeededGenerator(seed: seed ^ 0x5649_4557_5321)
+        let lists = self.lists
+        viewFollowers = (0..<Int.random(in: 2...4, using: &more)).map { _ in
+            ViewFollower(
+                list: lists[Int.random(in: 0..<lists.count, using: &more)],
+                query: Self.viewQueries[Int.random(in: 0..<Self.viewQueries.count, using: &more)],
+                eventStream: Bool.random(using: &more))
+        }
     }
 
     /// The plan, printed before the run (and with every failure).
@@ -109,6 +149,7 @@ public struct TorturePlan: Sendable, Equatable {
             "workload: \(writers) writers on lists \(lists.joined(separator: ",")),counter,board; "
                 + "\(longPollFollowers) long-poll, \(eventStreamFollowers) event-stream, "
                 + "\(multiListFollowers) POST /changes followers; \(readers) cursor readers",
+            "view followers: " + viewFollowers.map(\.description).joined(separator: "; "),
             "nemeses (\(nemeses.count)):",
         ] + nemeses.map { "  \($0)" }
     }
