@@ -188,7 +188,10 @@ let package = Package(
         .target(name: "TortureCore", dependencies: ["ListWire", "SectionDiff", "JSON", "ListdTestSupport"]),
         .executableTarget(
             name: "ListdTorture",
-            dependencies: ["TortureCore", "ListdTestSupport", "HTTPClient", "HTTP", "POSIXIO", "ListWire", "JSON"]
+            dependencies: [
+                "TortureCore", "ListdTestSupport", "HTTPClient", "HTTP", "POSIXIO", "ListWire", "JSON", "ListClient",
+                "ReactiveCore",
+            ]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)

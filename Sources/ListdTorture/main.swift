@@ -86,6 +86,10 @@ for (index, follower) in plan.viewFollowers.enumerated() {
     }
 }
 
+for (index, follower) in plan.clientFollowers.enumerated() {
+    run.spawn { run.clientFollow(index, follower: follower) }
+}
+
 let nemesis = Task { await run.nemeses() }
 var lastReport = 0.0
 while ledger.now < plan.seconds {

@@ -16,6 +16,8 @@ public enum Invariant: String, Sendable, CaseIterable {
     case resetsJustified = "no reset except for the contract's reasons"
     case waitersAnswered = "no waiter is left past its timeout, nor unwoken past the bound after a change"
     case readsValid = "cursor pages and snapshots hold only written payloads, each at most once"
+    case clientUpdatesApply =
+        "the Swift ListClient's updates (every instance's URL) are the server's answers applied in order"
     case viewsMatchOracle =
         "every view state a follower holds is the view of the list at that version (independent oracle)"
 }

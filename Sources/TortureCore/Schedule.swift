@@ -82,6 +82,20 @@ public struct TorturePlan: Sendable, Equatable {
         public var description: String { "\(eventStream ? "events" : "changes") \(list)?\(query)" }
     }
 
+    /// Followers through the Swift `ListClient`, given every instance's base URL.
+    public var clientFollowers: [ClientFollower]
+
+    /// One `ListClient` follower: of a list, or of a view of it; by long-poll or event stream.
+    public struct ClientFollower: Sendable, Equatable, CustomStringConvertible {
+        public var list: String
+        public var query: String?
+        public var eventStream: Bool
+
+        public var description: String {
+            "\(eventStream ? "events" : "changes") \(list)" + (query.map { "?\($0)" } ?? "")
+        }
+    }
+
     /// The views followers draw from. Writers' models are `{"g":0…2,"p":token,"r":rev}`,
     /// and an update changes `g` and `r`, so items cross filters, orders, groups and windows.
     public static let viewQueries = [
@@ -98,7 +112,7 @@ public struct TorturePlan: Sendable, Equatable {
 
     /// Followers of every kind (all of them run until they reach the final snapshots).
     public var followerCount: Int {
-        longPollFollowers + eventStreamFollowers + multiListFollowers + viewFollowers.count
+        longPollFollowers + eventStreamFollowers + multiListFollowers + viewFollowers.count + clientFollowers.count
     }
 
     /// The plan for `seed`: the same seed gives the same plan.
@@ -140,6 +154,16 @@ public struct TorturePlan: Sendable, Equatable {
                 query: Self.viewQueries[Int.random(in: 0..<Self.viewQueries.count, using: &more)],
                 eventStream: Bool.random(using: &more))
         }
+        let all = lists + ["counter", "board"]
+        clientFollowers = (0..<Int.random(in: 1...3, using: &more)).map { _ in
+            let viewed = Bool.random(using: &more)
+            return ClientFollower(
+                list: viewed
+                    ? lists[Int.random(in: 0..<lists.count, using: &more)]
+                    : all[Int.random(in: 0..<all.count, using: &more)],
+                query: viewed ? Self.viewQueries[Int.random(in: 0..<Self.viewQueries.count, using: &more)] : nil,
+                eventStream: Bool.random(using: &more))
+        }
     }
 
     /// The plan, printed before the run (and with every failure).
@@ -150,6 +174,8 @@ public struct TorturePlan: Sendable, Equatable {
                 + "\(longPollFollowers) long-poll, \(eventStreamFollowers) event-stream, "
                 + "\(multiListFollowers) POST /changes followers; \(readers) cursor readers",
             "view followers: " + viewFollowers.map(\.description).joined(separator: "; "),
+            "ListClient followers (every instance's URL): "
+                + clientFollowers.map(\.description).joined(separator: "; "),
             "nemeses (\(nemeses.count)):",
         ] + nemeses.map { "  \($0)" }
     }
