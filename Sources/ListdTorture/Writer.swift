@@ -100,11 +100,24 @@ struct Writer {
                     }
                 }
                 ledger.count("acknowledged writes")
+                run.acknowledgedWrite(at: ledger.now)
                 if everSent { ledger.count("writes retried with their key after a lost answer") }
                 if replay { checkReplay(method, port: run.cluster.livePort(instance), target, headers, body, reply) }
                 return .acknowledged(reply)
             case .success(let reply) where reply.status == 507:
+                ledger.count("writes answered 507 (disk full)")
+                ledger.check(
+                    .diskFullRefused, run.diskFull(at: ledger.now),
+                    "writer \(index): \(label) answered 507 with the disk not full: \(reply.text)")
                 if key == nil { return .refused(reply) }
+            case .success(let reply) where reply.status == 500 && run.diskFull(at: ledger.now):
+                ledger.violated(
+                    .diskFullRefused, "writer \(index): \(label) answered 500 on a full disk: \(reply.text)")
+                everSent = true
+                if key == nil {
+                    ledger.indeterminate(list: list)
+                    return .lost
+                }
             case .success(let reply) where reply.status >= 500:
                 everSent = true
                 if key == nil {

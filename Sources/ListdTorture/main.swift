@@ -105,6 +105,7 @@ while ledger.now < plan.seconds {
 
 // The end: writers stop, faults end, followers converge on the final snapshots.
 run.stopping.store(true, ordering: .relaxed)
+let stoppedAt = ledger.now
 await nemesis.value
 while run.running.load(ordering: .relaxed) > plan.followerCount {
     try? await Task.sleep(for: .milliseconds(50))
@@ -125,6 +126,8 @@ while run.running.load(ordering: .relaxed) > 0 {
     if ledger.now - converging > 60 { run.abandon.store(true, ordering: .relaxed) }
     try? await Task.sleep(for: .milliseconds(50))
 }
+
+run.checkDiskRecovered(stoppedAt: stoppedAt)
 
 // The final state against what writers were told.
 FinalCheck.check(

@@ -18,6 +18,8 @@ public enum Invariant: String, Sendable, CaseIterable {
     case readsValid = "cursor pages and snapshots hold only written payloads, each at most once"
     case clientUpdatesApply =
         "the Swift ListClient's updates (every instance's URL) are the server's answers applied in order"
+    case diskFullRefused =
+        "a full disk refuses writes with 507 (nothing written), and writes succeed again once it is freed"
     case viewsMatchOracle =
         "every view state a follower holds is the view of the list at that version (independent oracle)"
 }

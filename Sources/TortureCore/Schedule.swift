@@ -22,12 +22,14 @@ public enum NemesisKind: String, Sendable, CaseIterable {
     case terminateListen
     /// `pg_terminate_backend` of every other listd session (writers and readers).
     case terminateSessions
+    /// The SQLite store's tmpfs filled with a ballast file for a while, then freed.
+    case diskFull
 
     /// The kinds that apply to `store`.
     public static func kinds(for store: TortureStore) -> [NemesisKind] {
         switch store {
-        case .sqlite: [.kill, .terminate, .prune, .slowReader]
-        case .postgres: allCases
+        case .sqlite: [.kill, .terminate, .prune, .slowReader, .diskFull]
+        case .postgres: allCases.filter { $0 != .diskFull }
         }
     }
 }
@@ -38,7 +40,7 @@ public struct NemesisEvent: Sendable, Equatable, CustomStringConvertible {
     public var kind: NemesisKind
     /// The instance (kill, terminate, prune) or the event-stream follower (slowReader).
     public var target: Int
-    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop).
+    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop, diskFull).
     public var duration: Double
 
     public init(at: Double, kind: NemesisKind, target: Int, duration: Double) {
@@ -142,7 +144,8 @@ public struct TorturePlan: Sendable, Equatable {
                 : Int.random(in: 0..<self.instances, using: &random)
             let duration = Double.random(in: 1..<6, using: &random)
             events.append(NemesisEvent(at: time, kind: kind, target: target, duration: duration))
-            time += kind == .prune || kind == .slowReader || kind == .postgresImmediate ? duration : 0
+            time +=
+                kind == .prune || kind == .slowReader || kind == .postgresImmediate || kind == .diskFull ? duration : 0
         }
         nemeses = events
         // Drawn from a generator of their own, so these followers do not move the rest of the plan.
