@@ -174,6 +174,14 @@ extension Run {
                 // A write that leaves a view alone sends its stream nothing: at the end, a view
                 // follower asks again from where it is, and the answer moves it to the list's version.
                 if view != nil, finishing.load(ordering: .relaxed), ledger.now - lastEvent > 2 { break }
+                // listd sends a comment every 15 s: a stream silent for longer is stuck.
+                if ContinuousClock.now - stream.lastReceived > .seconds(25) {
+                    ledger.violated(
+                        .waitersAnswered,
+                        "\(source): \(target) silent for 25 s (status \(stream.status), \(stream.bytesReceived) bytes "
+                            + "received, held \(current.version)); reconnecting")
+                    break
+                }
                 let paused = view == nil ? pausedUntil.withLock { $0[index] } ?? 0 : 0
                 if ledger.now < paused {
                     Run.sleep(0.05)

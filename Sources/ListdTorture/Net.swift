@@ -68,6 +68,10 @@ final class EventStream {
     private var body: [UInt8] = []
     private(set) var status = 0
     private(set) var closed = false
+    /// Bytes received so far (events, comments, the head).
+    private(set) var bytesReceived = 0
+    /// When the last bytes arrived (or the stream was opened).
+    private(set) var lastReceived = ContinuousClock.now
 
     init?(port: Int, target: String, lastEventID: String?) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -101,7 +105,13 @@ final class EventStream {
         if Glibc.poll(&poller, 1, milliseconds) > 0 {
             var buffer = [UInt8](repeating: 0, count: 256 * 1024)
             let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { closed = true } else { raw.append(contentsOf: buffer[0..<count]) }
+            if count <= 0 {
+                closed = true
+            } else {
+                raw.append(contentsOf: buffer[0..<count])
+                bytesReceived += count
+                lastReceived = .now
+            }
         }
         if !headDone {
             guard let end = raw.firstRange(of: Array("\r\n\r\n".utf8)) else { return [] }
