@@ -156,6 +156,7 @@ if let board = finals["board"] {
             + "nor a PUT whose answer was lost")
 }
 
+let shrunk = run.shrinkViewMismatch()
 cluster.shutdown()
 say("")
 say("seed \(seed)")
@@ -163,6 +164,7 @@ for (event, count) in ledger.eventCounts.sorted(by: { $0.key < $1.key }) { say("
 if ledger.violationCount > 0 {
     say("nemesis schedule:")
     for event in plan.nemeses { say("  \(event)") }
+    for line in shrunk { say(line) }
 }
 for line in ledger.summary { say(line) }
 exit(ledger.violationCount == 0 ? 0 : 1)

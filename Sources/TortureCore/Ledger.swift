@@ -60,6 +60,18 @@ public final class Ledger: Sendable {
     /// How many list states (and versions of pending view states) a list keeps for the view oracle.
     static let oracleWindow = 512
 
+    /// A view state the oracle disagreed with, the first one: what the harness shrinks.
+    public struct ViewMismatch: Sendable {
+        public var view: ViewOracle
+        public var list: ListState
+        public var seen: ListState
+    }
+
+    private let mismatch = Mutex<ViewMismatch?>(nil)
+
+    /// The first view state the oracle disagreed with, if any.
+    public var firstViewMismatch: ViewMismatch? { mismatch.withLock { $0 } }
+
     private let counts = Mutex<[Invariant: Counts]>([:])
     private let lists = Mutex<[String: ListFacts]>([:])
     private let events = Mutex<[String: Int]>([:])
@@ -229,8 +241,13 @@ public final class Ledger: Sendable {
         guard let listState else { return }
         for entry in toCheck {
             let expected = entry.view.evaluate(listState)
-            check(
-                .viewsMatchOracle, Self.digest(expected) == Self.digest(entry.state),
+            if Self.digest(expected) == Self.digest(entry.state) {
+                passed(.viewsMatchOracle)
+                continue
+            }
+            mismatch.withLock { $0 = $0 ?? ViewMismatch(view: entry.view, list: listState, seen: entry.state) }
+            violated(
+                .viewsMatchOracle,
                 "\(entry.source): view \(entry.view.query) of \(state.id)@\(state.version) is "
                     + "\(Self.describe(entry.state)), the oracle's is \(Self.describe(expected))")
         }
