@@ -119,6 +119,10 @@ final class EventStream {
             status = Int(head.dropFirst(9).prefix(3)) ?? 0
             raw.removeSubrange(..<end.upperBound)
             headDone = true
+            // Any other answer (a 503 from an instance stopping, say) is whole, not a stream, and
+            // listd keeps the connection open for the next request: waiting for events on it
+            // would wait for ever.
+            if status != 200 { closed = true }
         }
         // Chunked framing.
         while let lineEnd = raw.firstRange(of: Array("\r\n".utf8)) {
