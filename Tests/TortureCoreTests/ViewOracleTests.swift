@@ -129,7 +129,7 @@ import Testing
         #expect(later.summary.contains { $0.hasPrefix("FAIL \(Invariant.viewsMatchOracle.rawValue)") })
     }
 
-    @Test func plansDrawViewFollowersFromTheSeedWithoutChangingTheirFaults() {
+    @Test func plansDrawViewFollowersFromTheSeedOnViewsTheOracleReads() {
         let plan = TorturePlan(seed: 9, seconds: 600, store: .sqlite, instances: 1)
         #expect(plan == TorturePlan(seed: 9, seconds: 600, store: .sqlite, instances: 1))
         #expect(!plan.viewFollowers.isEmpty)
