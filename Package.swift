@@ -188,7 +188,10 @@ let package = Package(
         .target(name: "TortureCore", dependencies: ["ListWire", "SectionDiff", "JSON", "ListdTestSupport"]),
         .executableTarget(
             name: "ListdTorture",
-            dependencies: ["TortureCore", "ListdTestSupport", "HTTPClient", "HTTP", "POSIXIO", "ListWire", "JSON"]
+            dependencies: [
+                "TortureCore", "ListdTestSupport", "HTTPClient", "HTTP", "POSIXIO", "ListWire", "JSON", "ListClient",
+                "ReactiveCore",
+            ]
         ),
 
         // MARK: Examples (built by `swift build`, so the docs' code keeps compiling)
@@ -230,7 +233,10 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]),
         .testTarget(
-            name: "TortureCoreTests", dependencies: ["TortureCore", "ListWire", "SectionDiff", "JSON", "ListdTestSupport"]),
+            name: "TortureCoreTests",
+            dependencies: [
+                "TortureCore", "ListWire", "SectionDiff", "JSON", "ListdTestSupport", "ListView", "ListModel",
+            ]),
         .testTarget(name: "HTTPTests", dependencies: ["ListdTestSupport", "HTTP"]),
         .testTarget(name: "POSIXIOTests", dependencies: ["POSIXIO", "CSystem"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "POSIXIO", "CSystem", "ListdTestSupport"]),

@@ -9,6 +9,8 @@ import TortureCore
 final class Cluster: Sendable {
     let store: TortureStore
     let postgres: ThrowawayPostgres?
+    /// The tmpfs the SQLite store lives on (nil on PostgreSQL, or where mounting is refused).
+    let disk: Disk?
     private let processes: Mutex<[ListdProcess?]>
     private let fixedPorts: Mutex<[Int]>
     /// Instance i is up (followers and writers pick among these).
@@ -17,6 +19,7 @@ final class Cluster: Sendable {
     init(store: TortureStore, instances: Int) async throws {
         self.store = store
         postgres = store == .postgres ? try ThrowawayPostgres() : nil
+        disk = store == .sqlite ? Disk.mount(megabytes: 256) : nil
         processes = Mutex(Array(repeating: nil, count: instances))
         fixedPorts = Mutex(Array(repeating: 0, count: instances))
         up = Mutex(Array(repeating: false, count: instances))
@@ -43,8 +46,10 @@ final class Cluster: Sendable {
         var attempt = 0
         while true {
             do {
+                // The last --db wins: the store on the tmpfs, when there is one.
                 let process = try await ListdProcess(
-                    extra, port: port, reusing: previous, store: postgres?.url)
+                    (disk.map { ["--db", "\($0.path)/listd.sqlite"] } ?? []) + extra, port: port, reusing: previous,
+                    store: postgres?.url)
                 processes.withLock { $0[index] = process }
                 fixedPorts.withLock { $0[index] = process.port }
                 up.withLock { $0[index] = true }
@@ -67,11 +72,12 @@ final class Cluster: Sendable {
         process.process.waitUntilExit()
     }
 
-    /// Stops every instance and PostgreSQL, removing their files.
+    /// Stops every instance and PostgreSQL, removing their files, and unmounts the tmpfs.
     func shutdown() {
         let all = processes.withLock { $0 }
         for process in all.compactMap({ $0 }) { process.stop(removeFiles: true) }
         postgres?.stop()
+        disk?.unmount()
     }
 }
 

@@ -17,8 +17,9 @@ struct Held {
 }
 
 extension Run {
-    /// Whether a follower at `held` may stop: the run is finishing and it reached the final state.
-    func finished(_ held: [String: Held], source: String) -> Bool {
+    /// Whether a follower at `held` may stop: the run is finishing and it reached the final state
+    /// (with `view`, the oracle's view of the final snapshot).
+    func finished(_ held: [String: Held], source: String, view: ViewOracle? = nil) -> Bool {
         guard finishing.load(ordering: .relaxed) else { return false }
         let finals = self.finals.withLock { $0 }
         if abandon.load(ordering: .relaxed) {
@@ -30,35 +31,47 @@ extension Run {
             return true
         }
         for (list, entry) in held {
-            guard let final = finals[list], entry.state.version >= final.version else { return false }
+            guard let final = finals[list] else { return false }
+            // A write that leaves a view alone moves no view stream on: a view follower may stop
+            // short of the final version when its state is already the final view.
+            let caughtUp =
+                entry.state.version >= final.version
+                || view.map { Ledger.digest($0.evaluate(final)) == Ledger.digest(entry.state) } ?? false
+            if !caughtUp { return false }
         }
         for (list, entry) in held {
-            guard let final = finals[list] else { continue }
+            guard let snapshot = finals[list] else { continue }
+            let final = view?.evaluate(snapshot) ?? snapshot
             ledger.check(
                 .followersEndAtFinal, Ledger.digest(entry.state) == Ledger.digest(final),
-                "\(source): at \(list)@\(entry.state.version) its state differs from GET's (\(entry.state) vs \(final))"
-            )
+                "\(source): at \(list)@\(entry.state.version) its state differs from "
+                    + (view == nil ? "GET's" : "the oracle's view of GET's")
+                    + " (\(Ledger.describe(entry.state)) vs \(Ledger.describe(final)))")
         }
         return true
     }
 
-    /// A long-poll follower of one list, resuming now and then from an older held version.
-    func longPoll(_ index: Int) {
-        var random = plan.generator("long-poll", index)
-        let list = allLists[Int.random(in: 0..<allLists.count, using: &random)]
-        let source = "long-poll \(index) (\(list))"
+    /// A long-poll follower of one list (or of a view of it, with `follower`), resuming
+    /// now and then from an older held version.
+    func longPoll(_ index: Int, follower: TorturePlan.ViewFollower? = nil) {
+        var random = plan.generator(follower == nil ? "long-poll" : "view long-poll", index)
+        let view = follower.flatMap { ViewOracle(query: $0.query) }
+        let list = follower?.list ?? allLists[Int.random(in: 0..<allLists.count, using: &random)]
+        let source = "long-poll \(index) (\(list)\(view.map { "?\($0.query)" } ?? ""))"
+        let viewQuery = view.map { "&\($0.query)" } ?? ""
         var instance = Int.random(in: 0..<cluster.count, using: &random)
-        guard let first = snapshot(list, instance: instance, source: source) else { return }
+        guard let first = snapshot(list, instance: instance, source: source, view: view) else { return }
         var held = Held(state: first)
         var answers = 0
-        while !finished([list: held], source: source) {
+        while !finished([list: held], source: source, view: view) {
             let timeout = Int.random(in: 1...6, using: &random)
             let resume = !held.recent.isEmpty && Int.random(in: 0..<100, using: &random) < 15
             let from = resume ? held.recent[Int.random(in: 0..<held.recent.count, using: &random)] : held.state
             let port = cluster.livePort(instance)
             let ackedBefore = ledger.maxAcknowledged(list: list)
             let sent = ledger.now
-            let target = "/lists/\(list)/changes?since=\(from.version)&timeout=\(timeout)&epoch=\(from.epoch)"
+            let target =
+                "/lists/\(list)/changes?since=\(from.version)&timeout=\(timeout)&epoch=\(from.epoch)\(viewQuery)"
             let result = net.send(.get, port: port, target, timeout: .seconds(Int64(timeout) + 30))
             let received = ledger.now
             guard case .success(let reply) = result else {
@@ -76,7 +89,7 @@ extension Run {
                 continue
             }
             answers += 1
-            ledger.count("long-poll answers checked")
+            ledger.count(view == nil ? "long-poll answers checked" : "view long-poll answers checked")
             // Allowed (waiters of one version share an answer), counted.
             if answer.to < ackedBefore {
                 ledger.count("long-poll answers behind a write acknowledged before the request")
@@ -85,15 +98,18 @@ extension Run {
                 ledger.check(
                     .waitersAnswered, received - sent <= Double(timeout) + ledger.wakeBound,
                     "\(source): an empty answer after \(received - sent) s with timeout \(timeout)")
-                if let acked = ledger.firstAcknowledgement(list: list, above: from.version), acked > sent {
+                // A write that leaves a view alone wakes none of its waiters.
+                if view == nil, let acked = ledger.firstAcknowledgement(list: list, above: from.version), acked > sent {
                     ledger.check(
                         .waitersAnswered, received - acked <= ledger.wakeBound,
                         "\(source): waited since=\(from.version) \(received - sent) s, answered empty \(received - acked) s "
                             + "after a later version was acknowledged")
                 }
             }
-            guard let next = FollowCheck.apply(answer, to: from, ledger: ledger, source: source) else {
-                if let fresh = snapshot(list, instance: instance, source: source) { held = Held(state: fresh) }
+            guard let next = FollowCheck.apply(answer, to: from, ledger: ledger, source: source, view: view) else {
+                if let fresh = snapshot(list, instance: instance, source: source, view: view) {
+                    held = Held(state: fresh)
+                }
                 continue
             }
             if resume {
@@ -116,17 +132,20 @@ extension Run {
 
     /// An event-stream follower of one list: reconnects with Last-Event-ID, now
     /// and then from an older event, and stalls when a slow-reader nemesis says so.
-    func eventStream(_ index: Int) {
-        var random = plan.generator("event-stream", index)
-        let list = allLists[Int.random(in: 0..<allLists.count, using: &random)]
-        let source = "event-stream \(index) (\(list))"
+    /// With `follower`, it follows a view of its list (and no slow-reader nemesis targets it).
+    func eventStream(_ index: Int, follower: TorturePlan.ViewFollower? = nil) {
+        var random = plan.generator(follower == nil ? "event-stream" : "view event-stream", index)
+        let view = follower.flatMap { ViewOracle(query: $0.query) }
+        let list = follower?.list ?? allLists[Int.random(in: 0..<allLists.count, using: &random)]
+        let source = "event-stream \(index) (\(list)\(view.map { "?\($0.query)" } ?? ""))"
+        let viewQuery = view.map { "&\($0.query)" } ?? ""
         var instance = Int.random(in: 0..<cluster.count, using: &random)
-        guard let first = snapshot(list, instance: instance, source: source) else { return }
+        guard let first = snapshot(list, instance: instance, source: source, view: view) else { return }
         var held = Held(state: first)
         var ids: [Int64: String] = [:]
         var lastID: String?
         var done = false
-        while !done && !finished([list: held], source: source) {
+        while !done && !finished([list: held], source: source, view: view) {
             var from = held.state
             var resumeFrom: String? = lastID
             if let older = held.recent.last(where: { ids[$0.version] != nil }),
@@ -136,7 +155,7 @@ extension Run {
                 resumeFrom = ids[older.version]
                 ledger.count("resumes from an older version")
             }
-            let target = "/lists/\(list)/events?since=\(from.version)&epoch=\(from.epoch)"
+            let target = "/lists/\(list)/events?since=\(from.version)&epoch=\(from.epoch)\(viewQuery)"
             guard let stream = EventStream(port: cluster.livePort(instance), target: target, lastEventID: resumeFrom)
             else {
                 instance += 1
@@ -146,31 +165,46 @@ extension Run {
             var current = from
             let limit = Int.random(in: 3...12, using: &random)
             var received = 0
+            var lastEvent = ledger.now
             while received < limit, !stream.closed {
                 // At the held version, or given up on: a silent stream must not hold the run.
                 if current.version >= held.state.version || abandon.load(ordering: .relaxed),
-                    finished([list: held], source: source)
+                    finished([list: held], source: source, view: view)
                 {
                     done = true
                     break
                 }
-                let paused = pausedUntil.withLock { $0[index] } ?? 0
+                // A write that leaves a view alone sends its stream nothing: at the end, a view
+                // follower asks again from where it is, and the answer moves it to the list's version.
+                if view != nil, finishing.load(ordering: .relaxed), ledger.now - lastEvent > 2 { break }
+                // listd sends a comment every 15 s: a stream silent for longer is stuck.
+                if ContinuousClock.now - stream.lastReceived > .seconds(25) {
+                    ledger.violated(
+                        .waitersAnswered,
+                        "\(source): \(target) silent for 25 s (status \(stream.status), \(stream.bytesReceived) bytes "
+                            + "received, held \(current.version)); reconnecting")
+                    break
+                }
+                let paused = view == nil ? pausedUntil.withLock { $0[index] } ?? 0 : 0
                 if ledger.now < paused {
                     Run.sleep(0.05)
                     continue
                 }
                 for event in stream.poll(milliseconds: 200) {
                     received += 1
-                    ledger.count("event-stream answers checked")
+                    lastEvent = ledger.now
+                    ledger.count(view == nil ? "event-stream answers checked" : "view event-stream answers checked")
                     guard event.event == "change" || event.event == "reset",
                         let answer = try? ChangeAnswer(json: JSONValue.of(event.data))
                     else {
                         ledger.violated(.answersOrdered, "\(source): event \(event.event) \(event.data.prefix(200))")
                         continue
                     }
-                    guard let next = FollowCheck.apply(answer, to: current, ledger: ledger, source: source) else {
+                    guard
+                        let next = FollowCheck.apply(answer, to: current, ledger: ledger, source: source, view: view)
+                    else {
                         // Start again from a fresh snapshot, as a client that cannot apply an answer does.
-                        if let fresh = snapshot(list, instance: instance, source: source) {
+                        if let fresh = snapshot(list, instance: instance, source: source, view: view) {
                             held = Held(state: fresh)
                             lastID = nil
                             ids = [:]

@@ -46,6 +46,20 @@ extension Run {
         case .terminateListen:
             let count = cluster.postgres?.terminate(where: "application_name = 'listd-listen'") ?? 0
             ledger.count("LISTEN sessions terminated", count)
+        case .diskFull:
+            guard let disk = cluster.disk else {
+                say("nemesis diskFull skipped: the store is not on a tmpfs the harness mounted")
+                ledger.count("nemesis diskFull skipped")
+                return
+            }
+            let start = ledger.now
+            fullDisk.withLock { $0.filled(at: start) }
+            let bytes = disk.fill()
+            ledger.count("disk-full ballast MiB", bytes >> 20)
+            try? await Task.sleep(for: .milliseconds(Int64(event.duration * 1000)))
+            disk.free()
+            let end = ledger.now
+            fullDisk.withLock { $0.freed(at: end) }
         case .terminateSessions:
             let count =
                 cluster.postgres?.terminate(

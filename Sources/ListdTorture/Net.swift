@@ -71,6 +71,10 @@ final class EventStream {
     private(set) var closed = false
     /// The start of the body of an answer that was not a stream.
     private(set) var refusal = ""
+    /// Bytes received so far (events, comments, the head).
+    private(set) var bytesReceived = 0
+    /// When the last bytes arrived (or the stream was opened).
+    private(set) var lastReceived = ContinuousClock.now
 
     init?(port: Int, target: String, lastEventID: String?) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -104,7 +108,13 @@ final class EventStream {
         if Glibc.poll(&poller, 1, milliseconds) > 0 {
             var buffer = [UInt8](repeating: 0, count: 256 * 1024)
             let count = buffer.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { closed = true } else { raw.append(contentsOf: buffer[0..<count]) }
+            if count <= 0 {
+                closed = true
+            } else {
+                raw.append(contentsOf: buffer[0..<count])
+                bytesReceived += count
+                lastReceived = .now
+            }
         }
         if !headDone {
             guard let end = raw.firstRange(of: Array("\r\n\r\n".utf8)) else { return [] }
@@ -112,9 +122,10 @@ final class EventStream {
             status = Int(head.dropFirst(9).prefix(3)) ?? 0
             raw.removeSubrange(..<end.upperBound)
             headDone = true
+            // Any other answer (a 503 from an instance stopping, say) is whole, not a stream, and
+            // listd keeps the connection open for the next request: waiting for events on it
+            // would wait for ever. Its body says why.
             if status != 200 {
-                // A whole answer that is not a stream (a problem, with Content-Length), on a
-                // connection the server keeps open: the stream is over; its body says why.
                 closed = true
                 refusal = String(decoding: raw.prefix(300), as: UTF8.self)
                 return []

@@ -27,6 +27,8 @@ final class Run: Sendable {
     let boardPuts = Mutex<[(items: String, version: Int64?)]>([])
     let epochs = Mutex<[String: String]>([:])
     let running = Atomic<Int>(0)
+    /// When the SQLite store's disk was full, and when writes were taken again.
+    let fullDisk = Mutex(FullDiskLog())
     /// Followers that ended at the final snapshot, or did not.
     let converged = Mutex<[String]>([])
 
@@ -48,21 +50,36 @@ final class Run: Sendable {
         }
     }
 
-    /// The full snapshot of `list` from any instance, retried through faults (nil if stopping for good).
-    func snapshot(_ list: String, instance: Int, source: String) -> ListState? {
+    /// The full snapshot of `list` (or of its `view`) from any instance, retried through faults
+    /// (nil if stopping for good).
+    func snapshot(_ list: String, instance: Int, source: String, view: ViewOracle? = nil) -> ListState? {
         var attempt = 0
+        let target = "/lists/\(list)" + (view.map { "?\($0.query)" } ?? "")
         while attempt < 600 {
             attempt += 1
             let port = cluster.livePort(instance + attempt)
-            if case .success(let reply) = net.send(.get, port: port, "/lists/\(list)"), reply.status == 200,
+            if case .success(let reply) = net.send(.get, port: port, target), reply.status == 200,
                 let json = reply.json, let state = try? ListState(json: json)
             {
-                ledger.observe(state, source: source)
+                ledger.observe(state, source: source, view: view)
                 return state
             }
             usleep(100_000)
         }
         return nil
+    }
+
+    /// Whether a 507 at `time` is explained by a full disk.
+    func diskFull(at time: Double) -> Bool { fullDisk.withLock { $0.isFull(at: time) } }
+
+    /// A write acknowledged at `time`: the first after a full disk was freed marks its recovery.
+    func acknowledgedWrite(at time: Double) { fullDisk.withLock { $0.acknowledged(at: time) } }
+
+    /// The end of the run's disk checks: every full disk, once freed, took writes again.
+    func checkDiskRecovered(stoppedAt stop: Double) {
+        for problem in fullDisk.withLock({ $0.recoveries(stoppedAt: stop) }) {
+            if let problem { ledger.violated(.diskFullRefused, problem) } else { ledger.passed(.diskFullRefused) }
+        }
     }
 
     static func sleep(_ seconds: Double) { usleep(UInt32(max(0, seconds) * 1_000_000)) }

@@ -40,8 +40,11 @@ struct Writer {
         return token
     }
 
+    /// A payload's model: its token, its revision, and a group `g` that an update changes
+    /// (so items cross the filters, orders and groups of view followers).
     static func model(_ token: String, _ rev: Int) -> String {
-        JSONValue.of(#"{"p":"\#(token)","r":\#(rev)}"#).canonicalText
+        let g = (token.utf8.reduce(0) { $0 + Int($1) } + rev) % 3
+        return JSONValue.of(#"{"g":\#(g),"p":"\#(token)","r":\#(rev)}"#).canonicalText
     }
 
     func expect(_ token: String, _ expectation: Expectation) {
@@ -97,11 +100,24 @@ struct Writer {
                     }
                 }
                 ledger.count("acknowledged writes")
+                run.acknowledgedWrite(at: ledger.now)
                 if everSent { ledger.count("writes retried with their key after a lost answer") }
                 if replay { checkReplay(method, port: run.cluster.livePort(instance), target, headers, body, reply) }
                 return .acknowledged(reply)
             case .success(let reply) where reply.status == 507:
+                ledger.count("writes answered 507 (disk full)")
+                ledger.check(
+                    .diskFullRefused, run.diskFull(at: ledger.now),
+                    "writer \(index): \(label) answered 507 with the disk not full: \(reply.text)")
                 if key == nil { return .refused(reply) }
+            case .success(let reply) where reply.status == 500 && run.diskFull(at: ledger.now):
+                ledger.violated(
+                    .diskFullRefused, "writer \(index): \(label) answered 500 on a full disk: \(reply.text)")
+                everSent = true
+                if key == nil {
+                    ledger.indeterminate(list: list)
+                    return .lost
+                }
             case .success(let reply) where reply.status >= 500:
                 everSent = true
                 if key == nil {

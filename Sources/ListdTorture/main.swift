@@ -72,6 +72,23 @@ for index in 0..<plan.longPollFollowers { run.spawn { run.longPoll(index) } }
 for index in 0..<plan.eventStreamFollowers { run.spawn { run.eventStream(index) } }
 for index in 0..<plan.multiListFollowers { run.spawn { run.multiList(index) } }
 for index in 0..<plan.readers { run.spawn { run.reader(index) } }
+for (index, follower) in plan.viewFollowers.enumerated() {
+    if ViewOracle(query: follower.query) == nil {
+        say("view \(follower.query): the oracle cannot read it")
+        exit(2)
+    }
+    run.spawn {
+        if follower.eventStream {
+            run.eventStream(index, follower: follower)
+        } else {
+            run.longPoll(index, follower: follower)
+        }
+    }
+}
+
+for (index, follower) in plan.clientFollowers.enumerated() {
+    run.spawn { run.clientFollow(index, follower: follower) }
+}
 
 let nemesis = Task { await run.nemeses() }
 var lastReport = 0.0
@@ -88,10 +105,9 @@ while ledger.now < plan.seconds {
 
 // The end: writers stop, faults end, followers converge on the final snapshots.
 run.stopping.store(true, ordering: .relaxed)
+let stoppedAt = ledger.now
 await nemesis.value
-while run.running.load(ordering: .relaxed) > plan.longPollFollowers + plan.eventStreamFollowers
-    + plan.multiListFollowers
-{
+while run.running.load(ordering: .relaxed) > plan.followerCount {
     try? await Task.sleep(for: .milliseconds(50))
 }
 var finals: [String: ListState] = [:]
@@ -110,6 +126,8 @@ while run.running.load(ordering: .relaxed) > 0 {
     if ledger.now - converging > 60 { run.abandon.store(true, ordering: .relaxed) }
     try? await Task.sleep(for: .milliseconds(50))
 }
+
+run.checkDiskRecovered(stoppedAt: stoppedAt)
 
 // The final state against what writers were told.
 FinalCheck.check(
@@ -138,6 +156,7 @@ if let board = finals["board"] {
             + "nor a PUT whose answer was lost")
 }
 
+let shrunk = run.shrinkViewMismatch()
 cluster.shutdown()
 say("")
 say("seed \(seed)")
@@ -145,6 +164,7 @@ for (event, count) in ledger.eventCounts.sorted(by: { $0.key < $1.key }) { say("
 if ledger.violationCount > 0 {
     say("nemesis schedule:")
     for event in plan.nemeses { say("  \(event)") }
+    for line in shrunk { say(line) }
 }
 for line in ledger.summary { say(line) }
 exit(ledger.violationCount == 0 ? 0 : 1)

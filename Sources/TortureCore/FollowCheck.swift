@@ -7,8 +7,10 @@ public enum FollowCheck {
     /// Applies `answer` to `held` (the follower's state at the version it asked from),
     /// checking order, resets, stages and the state reached; returns the state at
     /// `answer.to`, or nil when the answer could not be applied (a violation was recorded).
+    /// With `view`, `held` and the answer are that view's: the states reached are
+    /// checked against the view oracle too (``Ledger/observe(_:source:view:)``).
     public static func apply(
-        _ answer: ChangeAnswer, to held: ListState, ledger: Ledger, source: String
+        _ answer: ChangeAnswer, to held: ListState, ledger: Ledger, source: String, view: ViewOracle? = nil
     ) -> ListState? {
         guard answer.list == held.id else {
             ledger.violated(.answersOrdered, "\(source): an answer for \(answer.list) on \(held.id)'s stream")
@@ -24,7 +26,7 @@ public enum FollowCheck {
             ledger.check(
                 .answersOrdered, snapshot.version == answer.to && answer.to >= held.version,
                 "\(source): reset of \(held.id) from \(held.version) to \(answer.to) (snapshot \(snapshot.version))")
-            ledger.observe(snapshot, source: source)
+            ledger.observe(snapshot, source: source, view: view)
             return snapshot
         }
         guard answer.from == held.version, answer.to >= answer.from, answer.epoch == held.epoch else {
@@ -59,7 +61,7 @@ public enum FollowCheck {
         var next = held
         next.version = answer.to
         if let last = applied.last { next.sections = last.sections }
-        ledger.observe(next, source: source)
+        ledger.observe(next, source: source, view: view)
         return next
     }
 

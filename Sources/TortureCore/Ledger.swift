@@ -16,6 +16,12 @@ public enum Invariant: String, Sendable, CaseIterable {
     case resetsJustified = "no reset except for the contract's reasons"
     case waitersAnswered = "no waiter is left past its timeout, nor unwoken past the bound after a change"
     case readsValid = "cursor pages and snapshots hold only written payloads, each at most once"
+    case clientUpdatesApply =
+        "the Swift ListClient's updates (every instance's URL) are the server's answers applied in order"
+    case diskFullRefused =
+        "a full disk refuses writes with 507 (nothing written), and writes succeed again once it is freed"
+    case viewsMatchOracle =
+        "every view state a follower holds is the view of the list at that version (independent oracle)"
 }
 
 /// Everything a run checks, shared by every worker: counts per invariant, the
@@ -45,7 +51,26 @@ public final class Ledger: Sendable {
         var changing = 0
         var firstVersion: Int64 = 0
         var epoch = ""
+        /// The list's states at recent versions anyone observed, for the view oracle.
+        var snapshots: [Int64: ListState] = [:]
+        /// View states observed at versions whose list state nobody has observed yet.
+        var pendingViews: [Int64: [(view: ViewOracle, state: ListState, source: String)]] = [:]
     }
+
+    /// How many list states (and versions of pending view states) a list keeps for the view oracle.
+    static let oracleWindow = 512
+
+    /// A view state the oracle disagreed with, the first one: what the harness shrinks.
+    public struct ViewMismatch: Sendable {
+        public var view: ViewOracle
+        public var list: ListState
+        public var seen: ListState
+    }
+
+    private let mismatch = Mutex<ViewMismatch?>(nil)
+
+    /// The first view state the oracle disagreed with, if any.
+    public var firstViewMismatch: ViewMismatch? { mismatch.withLock { $0 } }
 
     private let counts = Mutex<[Invariant: Counts]>([:])
     private let lists = Mutex<[String: ListFacts]>([:])
@@ -167,24 +192,70 @@ public final class Ledger: Sendable {
     }
 
     /// `state` observed at its version by `source`: every observer must agree.
-    public func observe(_ state: ListState, source: String) {
+    /// With `view`, `state` is that view of the list: observers of the same view
+    /// must agree, and the state must be the oracle's view of the list's state at
+    /// that version (checked now if someone observed it, else when someone does).
+    public func observe(_ state: ListState, source: String, view: ViewOracle? = nil) {
         let digest = Self.digest(state)
+        let key = view.map { "\(state.id)?\($0.query)" } ?? state.id
+        var toCheck: [(view: ViewOracle, state: ListState, source: String)] = []
+        var listState: ListState?
         let conflict: String? = lists.withLock { lists in
-            var facts = lists[state.id, default: ListFacts()]
-            defer { lists[state.id] = facts }
+            var facts = lists[key, default: ListFacts()]
+            defer { lists[key] = facts }
             if let known = facts.states[state.version] {
                 return known.digest == digest ? nil : known.source
             }
             facts.states[state.version] = (digest, source)
             return nil
         }
+        lists.withLock { lists in
+            var facts = lists[state.id, default: ListFacts()]
+            defer { lists[state.id] = facts }
+            if let view {
+                if let known = facts.snapshots[state.version] {
+                    listState = known
+                    toCheck = [(view, state, source)]
+                } else {
+                    facts.pendingViews[state.version, default: []].append((view, state, source))
+                    if facts.pendingViews.count > Self.oracleWindow, let oldest = facts.pendingViews.keys.min() {
+                        facts.pendingViews[oldest] = nil
+                    }
+                }
+            } else if facts.snapshots[state.version] == nil {
+                facts.snapshots[state.version] = state
+                if facts.snapshots.count > Self.oracleWindow, let oldest = facts.snapshots.keys.min() {
+                    facts.snapshots[oldest] = nil
+                }
+                listState = state
+                toCheck = facts.pendingViews.removeValue(forKey: state.version) ?? []
+            }
+        }
         if let conflict {
             violated(
                 .statesAgree,
-                "\(state.id)@\(state.version): \(source) sees a state other than \(conflict) saw (\(state))")
+                "\(key)@\(state.version): \(source) sees a state other than \(conflict) saw (\(state))")
         } else {
             passed(.statesAgree)
         }
+        guard let listState else { return }
+        for entry in toCheck {
+            let expected = entry.view.evaluate(listState)
+            if Self.digest(expected) == Self.digest(entry.state) {
+                passed(.viewsMatchOracle)
+                continue
+            }
+            mismatch.withLock { $0 = $0 ?? ViewMismatch(view: entry.view, list: listState, seen: entry.state) }
+            violated(
+                .viewsMatchOracle,
+                "\(entry.source): view \(entry.view.query) of \(state.id)@\(state.version) is "
+                    + "\(Self.describe(entry.state)), the oracle's is \(Self.describe(expected))")
+        }
+    }
+
+    /// A state's sections and item ids, short, for messages.
+    public static func describe(_ state: ListState) -> String {
+        state.sections.map { "\($0.model.id):[\($0.items.map(\.id).joined(separator: ","))]" }.joined(separator: " ")
     }
 
     /// The digest `observe` recorded for `list` at `version`, if any.

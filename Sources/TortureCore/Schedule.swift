@@ -22,12 +22,14 @@ public enum NemesisKind: String, Sendable, CaseIterable {
     case terminateListen
     /// `pg_terminate_backend` of every other listd session (writers and readers).
     case terminateSessions
+    /// The SQLite store's tmpfs filled with a ballast file for a while, then freed.
+    case diskFull
 
     /// The kinds that apply to `store`.
     public static func kinds(for store: TortureStore) -> [NemesisKind] {
         switch store {
-        case .sqlite: [.kill, .terminate, .prune, .slowReader]
-        case .postgres: allCases
+        case .sqlite: [.kill, .terminate, .prune, .slowReader, .diskFull]
+        case .postgres: allCases.filter { $0 != .diskFull }
         }
     }
 }
@@ -38,7 +40,7 @@ public struct NemesisEvent: Sendable, Equatable, CustomStringConvertible {
     public var kind: NemesisKind
     /// The instance (kill, terminate, prune) or the event-stream follower (slowReader).
     public var target: Int
-    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop).
+    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop, diskFull).
     public var duration: Double
 
     public init(at: Double, kind: NemesisKind, target: Int, duration: Double) {
@@ -68,7 +70,52 @@ public struct TorturePlan: Sendable, Equatable {
     public var readers: Int
     /// The shared lists writers insert into (besides `counter` and `board`).
     public var lists: [String]
+    /// Followers of a view of one of `lists`: the list, the view's query, and
+    /// whether it follows by event stream (else by long-poll).
+    public var viewFollowers: [ViewFollower]
     public var nemeses: [NemesisEvent]
+
+    /// One follower of a view.
+    public struct ViewFollower: Sendable, Equatable, CustomStringConvertible {
+        public var list: String
+        public var query: String
+        public var eventStream: Bool
+
+        public var description: String { "\(eventStream ? "events" : "changes") \(list)?\(query)" }
+    }
+
+    /// Followers through the Swift `ListClient`, given every instance's base URL.
+    public var clientFollowers: [ClientFollower]
+
+    /// One `ListClient` follower: of a list, or of a view of it; by long-poll or event stream.
+    public struct ClientFollower: Sendable, Equatable, CustomStringConvertible {
+        public var list: String
+        public var query: String?
+        public var eventStream: Bool
+
+        public var description: String {
+            "\(eventStream ? "events" : "changes") \(list)" + (query.map { "?\($0)" } ?? "")
+        }
+    }
+
+    /// The views followers draw from. Writers' models are `{"g":0…2,"p":token,"r":rev}`,
+    /// and an update changes `g` and `r`, so items cross filters, orders, groups and windows.
+    public static let viewQueries = [
+        "where=g:1",
+        "order=-r",
+        "order=p&limit=5",
+        "group=g",
+        "group=g&order=-r&limit=6",
+        "where=g:0&order=r&limit=4",
+        "limit=7",
+        "q=W1&order=-g",
+        "group=r&limit=10",
+    ]
+
+    /// Followers of every kind (all of them run until they reach the final snapshots).
+    public var followerCount: Int {
+        longPollFollowers + eventStreamFollowers + multiListFollowers + viewFollowers.count + clientFollowers.count
+    }
 
     /// The plan for `seed`: the same seed gives the same plan.
     public init(seed: UInt64, seconds: Double, store: TortureStore, instances: Int) {
@@ -97,9 +144,29 @@ public struct TorturePlan: Sendable, Equatable {
                 : Int.random(in: 0..<self.instances, using: &random)
             let duration = Double.random(in: 1..<6, using: &random)
             events.append(NemesisEvent(at: time, kind: kind, target: target, duration: duration))
-            time += kind == .prune || kind == .slowReader || kind == .postgresImmediate ? duration : 0
+            time +=
+                kind == .prune || kind == .slowReader || kind == .postgresImmediate || kind == .diskFull ? duration : 0
         }
         nemeses = events
+        // Drawn from a generator of their own, so these followers do not move the rest of the plan.
+        var more = SeededGenerator(seed: seed ^ 0x5649_4557_5321)
+        let lists = self.lists
+        viewFollowers = (0..<Int.random(in: 2...4, using: &more)).map { _ in
+            ViewFollower(
+                list: lists[Int.random(in: 0..<lists.count, using: &more)],
+                query: Self.viewQueries[Int.random(in: 0..<Self.viewQueries.count, using: &more)],
+                eventStream: Bool.random(using: &more))
+        }
+        let all = lists + ["counter", "board"]
+        clientFollowers = (0..<Int.random(in: 1...3, using: &more)).map { _ in
+            let viewed = Bool.random(using: &more)
+            return ClientFollower(
+                list: viewed
+                    ? lists[Int.random(in: 0..<lists.count, using: &more)]
+                    : all[Int.random(in: 0..<all.count, using: &more)],
+                query: viewed ? Self.viewQueries[Int.random(in: 0..<Self.viewQueries.count, using: &more)] : nil,
+                eventStream: Bool.random(using: &more))
+        }
     }
 
     /// The plan, printed before the run (and with every failure).
@@ -109,6 +176,9 @@ public struct TorturePlan: Sendable, Equatable {
             "workload: \(writers) writers on lists \(lists.joined(separator: ",")),counter,board; "
                 + "\(longPollFollowers) long-poll, \(eventStreamFollowers) event-stream, "
                 + "\(multiListFollowers) POST /changes followers; \(readers) cursor readers",
+            "view followers: " + viewFollowers.map(\.description).joined(separator: "; "),
+            "ListClient followers (every instance's URL): "
+                + clientFollowers.map(\.description).joined(separator: "; "),
             "nemeses (\(nemeses.count)):",
         ] + nemeses.map { "  \($0)" }
     }
