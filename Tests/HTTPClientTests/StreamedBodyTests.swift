@@ -101,18 +101,18 @@ import Testing
     }
 
     @Test func aStreamSilentLongerThanItsTimeoutFailsWithETIMEDOUT() async throws {
-        let server = try await ListdProcess()
+        // No heartbeat for an hour, so the silence can outlast a timeout long enough
+        // for a loaded machine's first bytes (5 s ran out before them in a CI run).
+        let server = try await ListdProcess(["--event-heartbeat", "1h"])
         defer { server.stop() }
         let client = KeepAliveClient()
         _ = try await client.perform(
             KeepAliveClientTests.request(server.port, .post, "/lists", body: Array(#"{"id":"q"}"#.utf8)))
-        // 5 s: longer than a loaded machine takes to send the stream's first
-        // bytes (300 ms ran out before them in a full run), shorter than the 15 s heartbeat.
         let (_, body) = try await client.stream(
-            Self.request(server.port, "/lists/q/events?since=now", timeout: .seconds(5)))
+            Self.request(server.port, "/lists/q/events?since=now", timeout: .seconds(20)))
         var text = ""
         try await Self.read(body, until: "listd event stream", into: &text)
-        // The heartbeat is 15 s away: the 5 s of silence end the stream first.
+        // The heartbeat is an hour away: 20 s of silence end the stream first.
         let error = await #expect(throws: SystemError.self) {
             while try await body.next() != nil {}
         }
