@@ -212,17 +212,11 @@ extension ListClient {
             stream?.cancel()
             if Task.isCancelled { return }
             guard let failure else { continue }
-            switch await recover(
-                from: failure, holding: true, lists: machines.keys.sorted(), choice: &choice, backoff: &backoff,
-                connection: &connection, options: options)
-            {
-            case .stop: return
-            case .fail, .deleted:
-                connection.ended(failure)
-                observer.onError(failure)
-                return
-            case .retry: continue
-            }
+            guard
+                await recoverAll(
+                    from: failure, lists: machines.keys.sorted(), choice: &choice, backoff: &backoff,
+                    connection: &connection, observer: observer, options: options)
+            else { return }
         }
         if !Task.isCancelled {
             connection.ended(nil)

@@ -219,17 +219,11 @@ extension ListClient {
                 connection.answered()
                 continue
             }
-            switch await recover(
-                from: failure, holding: true, lists: machines.keys.sorted(), choice: &choice, backoff: &backoff,
-                connection: &connection, options: options)
-            {
-            case .stop: return
-            case .fail, .deleted:
-                connection.ended(failure)
-                observer.onError(failure)
-                return
-            case .retry: continue
-            }
+            guard
+                await recoverAll(
+                    from: failure, lists: machines.keys.sorted(), choice: &choice, backoff: &backoff,
+                    connection: &connection, observer: observer, options: options)
+            else { return }
         }
         if !Task.isCancelled {
             connection.ended(nil)
@@ -312,6 +306,26 @@ extension ListClient {
         case deleted
         case fail
         case retry(retryAfter: Double?)
+    }
+
+    /// ``recover(from:holding:lists:choice:backoff:connection:options:)`` for a follow of
+    /// several lists, which holds their states: false when the follow ends (cancelled, or
+    /// failed, which `observer` hears), true when it asks again.
+    func recoverAll(
+        from error: ListClientError, lists: [String], choice: inout InstanceChoice, backoff: inout Backoff,
+        connection: inout ConnectionReporter, observer: AnyObserver<ListUpdate>, options: FollowOptions
+    ) async -> Bool {
+        switch await recover(
+            from: error, holding: true, lists: lists, choice: &choice, backoff: &backoff, connection: &connection,
+            options: options)
+        {
+        case .stop: return false
+        case .fail, .deleted:
+            connection.ended(error)
+            observer.onError(error)
+            return false
+        case .retry: return true
+        }
     }
 
     /// The one recovery step of every follow loop (long-poll or event stream, one list or
