@@ -21,7 +21,7 @@ extension Run {
         let view = follower.query.flatMap { ViewOracle(query: $0) }
         let spec = follower.query.flatMap { try? ViewSpec(parsing: $0) } ?? .wholeList
         let source = "ListClient \(index) (\(follower))"
-        let urls = (0..<cluster.count).compactMap { URL(string: "http://127.0.0.1:\(cluster.port($0))") }
+        let urls = (0..<cluster.count).compactMap { URL(string: "http://\(cluster.endpoint($0))") }
         // Each client starts at another instance, and fails over through the rest.
         let start = urls.isEmpty ? 0 : index % urls.count
         let client = ListClient(

@@ -5,17 +5,13 @@ import Synchronization
 /// A small tmpfs the harness mounts for the SQLite store, so a nemesis can fill
 /// it (a ballast file written until `ENOSPC`) and free it again.
 ///
-/// Unmounted by ``unmount()`` at the end of a run, and by an `atexit` handler on
-/// every other way out of the process (`exit` after a failure, and SIGINT, SIGTERM
-/// or SIGHUP, which become an `exit`); a mount still busy (a listd not yet gone)
-/// is detached lazily (`umount -l`).
+/// Unmounted by ``unmount()`` at the end of a run, and by ``Teardown`` on every
+/// other way out of the process; a mount still busy (a listd not yet gone) is
+/// detached lazily (`umount -l`).
 final class Disk: Sendable {
     /// The mount point; the store is `path/listd.sqlite`.
     let path: String
     private var ballast: String { "\(path)/ballast" }
-
-    /// Mount points not yet unmounted, for the `atexit` handler.
-    private static let mounted = Mutex<[String]>([])
 
     /// Mounts a tmpfs of `megabytes` at a new folder, or nil (printing why) when
     /// the kernel or the sandbox refuses.
@@ -37,15 +33,9 @@ final class Disk: Sendable {
             try? FileManager.default.removeItem(atPath: path)
             return nil
         }
-        let first = mounted.withLock { list in
-            list.append(path)
-            return list.count == 1
-        }
-        if first {
-            atexit { Disk.unmountAll() }
-            exitOnSignals()
-        }
-        return Disk(path: path)
+        let disk = Disk(path: path)
+        Teardown.add { disk.unmount() }
+        return disk
     }
 
     private init(path: String) { self.path = path }
@@ -86,32 +76,14 @@ final class Disk: Sendable {
     /// Frees the disk again.
     func free() { try? FileManager.default.removeItem(atPath: ballast) }
 
-    /// Unmounts the tmpfs (its store with it) and removes the mount point.
-    func unmount() {
-        Self.unmount(path)
-        Self.mounted.withLock { $0.removeAll { $0 == path } }
-    }
+    private let unmounted = Atomic<Bool>(false)
 
-    private static func unmount(_ path: String) {
+    /// Unmounts the tmpfs (its store with it) and removes the mount point (once).
+    func unmount() {
+        guard !unmounted.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if ThrowawayPostgres.run(["/bin/umount", path]).0 != 0 {
             ThrowawayPostgres.run(["/bin/umount", "-l", path])
         }
         rmdir(path)
-    }
-
-    /// Turns SIGINT, SIGTERM and SIGHUP into `exit`, so the `atexit` handler runs.
-    private static func exitOnSignals() {
-        for number in [SIGINT, SIGTERM, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { exit(128 + number) }
-            source.resume()
-            // Kept for the life of the process.
-            _ = Unmanaged.passRetained(source as AnyObject)
-        }
-    }
-
-    private static func unmountAll() {
-        for path in mounted.withLock({ $0 }) { unmount(path) }
     }
 }

@@ -67,12 +67,12 @@ extension Run {
             let timeout = Int.random(in: 1...6, using: &random)
             let resume = !held.recent.isEmpty && Int.random(in: 0..<100, using: &random) < 15
             let from = resume ? held.recent[Int.random(in: 0..<held.recent.count, using: &random)] : held.state
-            let port = cluster.livePort(instance)
+            let endpoint = cluster.liveEndpoint(instance)
             let ackedBefore = ledger.maxAcknowledged(list: list)
             let sent = ledger.now
             let target =
                 "/lists/\(list)/changes?since=\(from.version)&timeout=\(timeout)&epoch=\(from.epoch)\(viewQuery)"
-            let result = net.send(.get, port: port, target, timeout: .seconds(Int64(timeout) + 30))
+            let result = net.send(.get, at: endpoint, target, timeout: .seconds(Int64(timeout) + 30))
             let received = ledger.now
             guard case .success(let reply) = result else {
                 instance += 1
@@ -94,7 +94,7 @@ extension Run {
             if answer.to < ackedBefore {
                 ledger.count("long-poll answers behind a write acknowledged before the request")
             }
-            if answer.to == from.version && !answer.isReset {
+            if answer.to == from.version && !answer.isReset && !networkDisturbed(sent, received) {
                 ledger.check(
                     .waitersAnswered, received - sent <= Double(timeout) + ledger.wakeBound,
                     "\(source): an empty answer after \(received - sent) s with timeout \(timeout)")
@@ -156,7 +156,7 @@ extension Run {
                 ledger.count("resumes from an older version")
             }
             let target = "/lists/\(list)/events?since=\(from.version)&epoch=\(from.epoch)\(viewQuery)"
-            guard let stream = EventStream(port: cluster.livePort(instance), target: target, lastEventID: resumeFrom)
+            guard let stream = EventStream(at: cluster.liveEndpoint(instance), target: target, lastEventID: resumeFrom)
             else {
                 instance += 1
                 Run.sleep(0.1)
@@ -179,6 +179,7 @@ extension Run {
                 if view != nil, finishing.load(ordering: .relaxed), ledger.now - lastEvent > 2 { break }
                 // listd sends a comment every 15 s: a stream silent for longer is stuck.
                 if ContinuousClock.now - stream.lastReceived > .seconds(25) {
+                    if networkDisturbed(ledger.now - 25, ledger.now) { break }
                     ledger.violated(
                         .waitersAnswered,
                         "\(source): \(target) silent for 25 s (status \(stream.status), \(stream.bytesReceived) bytes "
@@ -258,7 +259,7 @@ extension Run {
                 "{\"lists\":{" + lists.map { "\"\($0)\":\(held[$0]?.state.version ?? 0)" }.joined(separator: ",") + "}}"
             let sent = ledger.now
             let result = net.send(
-                .post, port: cluster.livePort(instance), "/changes?timeout=\(timeout)", body: body,
+                .post, at: cluster.liveEndpoint(instance), "/changes?timeout=\(timeout)", body: body,
                 timeout: .seconds(Int64(timeout) + 30))
             let received = ledger.now
             guard case .success(let reply) = result, reply.status == 200, let json = reply.json,
@@ -269,7 +270,7 @@ extension Run {
                 continue
             }
             ledger.count("POST /changes answers checked")
-            if answers.isEmpty {
+            if answers.isEmpty && !networkDisturbed(sent, received) {
                 ledger.check(
                     .waitersAnswered, received - sent <= Double(timeout) + ledger.wakeBound,
                     "\(source): an empty answer after \(received - sent) s with timeout \(timeout)")
@@ -309,7 +310,7 @@ extension Run {
                     "/lists/\(list)/items?limit=\(Int.random(in: 3...20, using: &random))"
                     + (after.map { "&after=\($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0)" }
                         ?? "")
-                guard case .success(let reply) = net.send(.get, port: cluster.livePort(instance), target),
+                guard case .success(let reply) = net.send(.get, at: cluster.liveEndpoint(instance), target),
                     reply.status == 200, let json = reply.json, let items = json["items"]?.arrayValue
                 else { break pages }
                 ledger.count("cursor pages read")

@@ -60,6 +60,35 @@ extension Run {
             disk.free()
             let end = ledger.now
             fullDisk.withLock { $0.freed(at: end) }
+        case .partitionClients, .partitionStore, .slowLink:
+            guard let sandbox = cluster.sandbox else {
+                say("nemesis \(event.kind.rawValue) skipped: the harness has no network namespaces (see above)")
+                ledger.count("nemesis \(event.kind.rawValue) skipped")
+                return
+            }
+            let links: [Sandbox.Link] =
+                switch event.kind {
+                case .partitionClients: [.clients]
+                case .partitionStore: [.store]
+                default: cluster.postgres == nil ? [.clients] : [.clients, .store]
+                }
+            let window = networkFaultStarted()
+            defer { networkFaultEnded(window) }
+            for link in links {
+                if event.kind == .slowLink {
+                    try sandbox.slow(link, of: index, on: true)
+                } else {
+                    try sandbox.partition(link, of: index, up: false)
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(Int64(event.duration * 1000)))
+            for link in links {
+                if event.kind == .slowLink {
+                    try sandbox.slow(link, of: index, on: false)
+                } else {
+                    try sandbox.partition(link, of: index, up: true)
+                }
+            }
         case .terminateSessions:
             let count =
                 cluster.postgres?.terminate(

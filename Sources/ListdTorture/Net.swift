@@ -33,18 +33,26 @@ struct NoAnswer: Error, CustomStringConvertible {
     var description: String { "\(error)" }
 }
 
+/// Where an instance is reached: 127.0.0.1, or its address in the harness's network namespaces.
+struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+    var host: String
+    var port: Int
+    var description: String { "\(host):\(port)" }
+}
+
 /// Blocking HTTP calls from the harness's worker threads (one request at a time per thread).
 final class Net: Sendable {
     private let pool = ConnectionPool(maxIdlePerEndpoint: 64)
 
     func send(
-        _ method: HTTPMethod, port: Int, _ target: String, headers: [(String, String)] = [], body: String? = nil,
+        _ method: HTTPMethod, at endpoint: Endpoint, _ target: String, headers: [(String, String)] = [],
+        body: String? = nil,
         timeout: Duration = .seconds(15)
     ) -> Result<Reply, NoAnswer> {
         var fields = HTTPHeaders(headers)
         if body != nil { fields.add(name: "Content-Type", value: "application/json") }
         let request = HTTPClientCall.Request(
-            method: method, host: "127.0.0.1", port: port, target: target, headers: fields,
+            method: method, host: endpoint.host, port: endpoint.port, target: target, headers: fields,
             body: body.map { Array($0.utf8) }, timeout: timeout)
         do {
             let response = try HTTPClientCall(pool: pool).perform(request)
@@ -76,13 +84,13 @@ final class EventStream {
     /// When the last bytes arrived (or the stream was opened).
     private(set) var lastReceived = ContinuousClock.now
 
-    init?(port: Int, target: String, lastEventID: String?) {
+    init?(at endpoint: Endpoint, target: String, lastEventID: String?) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port)).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(endpoint.port)).bigEndian
+        address.sin_addr.s_addr = inet_addr(endpoint.host)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -93,7 +101,7 @@ final class EventStream {
             return nil
         }
         self.fd = fd
-        var request = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        var request = "GET \(target) HTTP/1.1\r\nHost: \(endpoint.host)\r\nAccept: text/event-stream\r\n"
         if let lastEventID { request += "Last-Event-ID: \(lastEventID)\r\n" }
         request += "\r\n"
         let bytes = Array(request.utf8)

@@ -29,6 +29,8 @@ final class Run: Sendable {
     let running = Atomic<Int>(0)
     /// When the SQLite store's disk was full, and when writes were taken again.
     let fullDisk = Mutex(FullDiskLog())
+    /// When links were cut or slowed (`Ledger.now`; an open one ends at infinity).
+    let networkFaults = Mutex<[ClosedRange<Double>]>([])
     /// Followers that ended at the final snapshot, or did not.
     let converged = Mutex<[String]>([])
 
@@ -36,6 +38,36 @@ final class Run: Sendable {
         self.plan = plan
         self.ledger = ledger
         self.cluster = cluster
+    }
+
+    /// How long after a link is mended time bounds are still waived, in seconds:
+    /// TCP's retransmission back-off after a cut of up to 6 s (the next resend
+    /// comes at most about 6 s after the mend), then the answer's own way back.
+    static let networkGrace = 15.0
+
+    /// Records that a network fault starts now; returns its index for ``networkFaultEnded(_:)``.
+    func networkFaultStarted() -> Int {
+        let now = ledger.now
+        return networkFaults.withLock {
+            $0.append(now...Double.infinity)
+            return $0.count - 1
+        }
+    }
+
+    func networkFaultEnded(_ index: Int) {
+        let now = ledger.now
+        networkFaults.withLock { $0[index] = $0[index].lowerBound...now }
+    }
+
+    /// Whether a network fault (or its grace) overlaps `from...to`: an answer
+    /// held up by a cut or slow link says nothing about listd's wake-ups, so
+    /// time bounds are waived for it (counted), while every other check stands.
+    func networkDisturbed(_ from: Double, _ to: Double) -> Bool {
+        let disturbed = networkFaults.withLock { faults in
+            faults.contains { $0.lowerBound <= to && $0.upperBound + Self.networkGrace >= from }
+        }
+        if disturbed { ledger.count("time bounds waived across a network fault") }
+        return disturbed
     }
 
     /// Every list of the run.
@@ -57,8 +89,8 @@ final class Run: Sendable {
         let target = "/lists/\(list)" + (view.map { "?\($0.query)" } ?? "")
         while attempt < 600 {
             attempt += 1
-            let port = cluster.livePort(instance + attempt)
-            if case .success(let reply) = net.send(.get, port: port, target), reply.status == 200,
+            let endpoint = cluster.liveEndpoint(instance + attempt)
+            if case .success(let reply) = net.send(.get, at: endpoint, target), reply.status == 200,
                 let json = reply.json, let state = try? ListState(json: json)
             {
                 ledger.observe(state, source: source, view: view)

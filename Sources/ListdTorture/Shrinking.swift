@@ -27,14 +27,14 @@ extension Run {
         func fails(_ items: [(section: Int, item: JSONEntry)]) -> Bool {
             serial += 1
             let list = "shrink-\(serial)"
-            let port = cluster.livePort(0)
+            let endpoint = cluster.liveEndpoint(0)
             let text = body(items)
-            defer { _ = net.send(.delete, port: port, "/lists/\(list)") }
-            guard case .success(let put) = net.send(.put, port: port, "/lists/\(list)", body: text),
+            defer { _ = net.send(.delete, at: endpoint, "/lists/\(list)") }
+            guard case .success(let put) = net.send(.put, at: endpoint, "/lists/\(list)", body: text),
                 (200..<300).contains(put.status),
-                case .success(let whole) = net.send(.get, port: port, "/lists/\(list)"),
+                case .success(let whole) = net.send(.get, at: endpoint, "/lists/\(list)"),
                 let full = whole.json.flatMap({ try? ListState(json: $0) }),
-                case .success(let viewed) = net.send(.get, port: port, "/lists/\(list)?\(mismatch.view.query)"),
+                case .success(let viewed) = net.send(.get, at: endpoint, "/lists/\(list)?\(mismatch.view.query)"),
                 let view = viewed.json.flatMap({ try? ListState(json: $0) })
             else { return false }
             let expected = mismatch.view.evaluate(full)

@@ -88,8 +88,8 @@ struct Writer {
         let deadline = ledger.now + 60
         var everSent = false
         while true {
-            let port = run.cluster.livePort(instance)
-            switch run.net.send(method, port: port, target, headers: headers, body: body.isEmpty ? nil : body) {
+            let endpoint = run.cluster.liveEndpoint(instance)
+            switch run.net.send(method, at: endpoint, target, headers: headers, body: body.isEmpty ? nil : body) {
             case .success(let reply) where (200..<300).contains(reply.status):
                 if changes {
                     if let version = reply.version {
@@ -102,7 +102,7 @@ struct Writer {
                 ledger.count("acknowledged writes")
                 run.acknowledgedWrite(at: ledger.now)
                 if everSent { ledger.count("writes retried with their key after a lost answer") }
-                if replay { checkReplay(method, port: run.cluster.livePort(instance), target, headers, body, reply) }
+                if replay { checkReplay(method, at: run.cluster.liveEndpoint(instance), target, headers, body, reply) }
                 return .acknowledged(reply)
             case .success(let reply) where reply.status == 507:
                 ledger.count("writes answered 507 (disk full)")
@@ -128,6 +128,7 @@ struct Writer {
             case .success(let reply):
                 return .refused(reply)
             case .failure(let error):
+                ledger.count("write calls that got no answer")
                 if error.maybeSent {
                     everSent = true
                     if key == nil {
@@ -149,11 +150,12 @@ struct Writer {
 
     /// Sends the same keyed request again, as a client whose answer was lost does: it must replay.
     func checkReplay(
-        _ method: HTTPMethod, port: Int, _ target: String, _ headers: [(String, String)], _ body: String, _ first: Reply
+        _ method: HTTPMethod, at endpoint: Endpoint, _ target: String, _ headers: [(String, String)], _ body: String,
+        _ first: Reply
     ) {
         guard
             case .success(let again) = run.net.send(
-                method, port: port, target, headers: headers, body: body.isEmpty ? nil : body)
+                method, at: endpoint, target, headers: headers, body: body.isEmpty ? nil : body)
         else { return }
         if again.status >= 500 || again.status == 503 { return }
         ledger.count("replayed key retries")
@@ -277,8 +279,8 @@ struct Writer {
 
     /// Read the counter, write it plus one with If-Match; a 412 means someone else won.
     mutating func increment() {
-        let port = run.cluster.livePort(Int.random(in: 0..<run.cluster.count, using: &random))
-        guard case .success(let read) = run.net.send(.get, port: port, "/lists/counter/items/n"), read.status == 200,
+        let endpoint = run.cluster.liveEndpoint(Int.random(in: 0..<run.cluster.count, using: &random))
+        guard case .success(let read) = run.net.send(.get, at: endpoint, "/lists/counter/items/n"), read.status == 200,
             let tag = read.headers["ETag"], let value = read.json?["item"]?["model"]?["n"]?.intValue
         else {
             ledger.count("counter reads failed")

@@ -27,6 +27,8 @@ while let flag = arguments.popFirst() {
     }
 }
 guard minutes > 0, instances > 0 else { usage() }
+// As root: into network and mount namespaces of the harness's own (does not return).
+Sandbox.enter()
 
 let plan = TorturePlan(seed: seed, seconds: minutes * 60, store: store, instances: instances)
 for line in plan.lines { say(line) }
@@ -44,7 +46,7 @@ let run = Run(plan: plan, ledger: ledger, cluster: cluster)
 
 // The lists: t0…, three sections each; counter (one item n); board.
 func create(_ list: String, _ body: String) -> Bool {
-    guard case .success(let reply) = run.net.send(.put, port: cluster.port(0), "/lists/\(list)", body: body),
+    guard case .success(let reply) = run.net.send(.put, at: cluster.endpoint(0), "/lists/\(list)", body: body),
         (200..<300).contains(reply.status), let state = run.snapshot(list, instance: 0, source: "setup")
     else { return false }
     ledger.created(list: list, epoch: state.epoch, version: state.version)

@@ -24,11 +24,25 @@ public enum NemesisKind: String, Sendable, CaseIterable {
     case terminateSessions
     /// The SQLite store's tmpfs filled with a ballast file for a while, then freed.
     case diskFull
+    /// The link between the clients and an instance cut for a while (packets dropped silently), then mended.
+    case partitionClients
+    /// The link between an instance and PostgreSQL cut for a while, then mended.
+    case partitionStore
+    /// An instance's links (to its clients, and to PostgreSQL) delayed or throttled for a while.
+    case slowLink
+
+    /// Whether the fault lasts its `duration` (the others are instantaneous).
+    public var lasts: Bool {
+        switch self {
+        case .kill, .terminate, .terminateListen, .terminateSessions: false
+        case .prune, .slowReader, .postgresImmediate, .diskFull, .partitionClients, .partitionStore, .slowLink: true
+        }
+    }
 
     /// The kinds that apply to `store`.
     public static func kinds(for store: TortureStore) -> [NemesisKind] {
         switch store {
-        case .sqlite: [.kill, .terminate, .prune, .slowReader, .diskFull]
+        case .sqlite: [.kill, .terminate, .prune, .slowReader, .diskFull, .partitionClients, .slowLink]
         case .postgres: allCases.filter { $0 != .diskFull }
         }
     }
@@ -40,7 +54,8 @@ public struct NemesisEvent: Sendable, Equatable, CustomStringConvertible {
     public var kind: NemesisKind
     /// The instance (kill, terminate, prune) or the event-stream follower (slowReader).
     public var target: Int
-    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop, diskFull).
+    /// How long the fault lasts, in seconds (prune, slowReader, the PostgreSQL stop, diskFull,
+    /// the partitions and the slow link).
     public var duration: Double
 
     public init(at: Double, kind: NemesisKind, target: Int, duration: Double) {
@@ -144,8 +159,7 @@ public struct TorturePlan: Sendable, Equatable {
                 : Int.random(in: 0..<self.instances, using: &random)
             let duration = Double.random(in: 1..<6, using: &random)
             events.append(NemesisEvent(at: time, kind: kind, target: target, duration: duration))
-            time +=
-                kind == .prune || kind == .slowReader || kind == .postgresImmediate || kind == .diskFull ? duration : 0
+            time += kind.lasts ? duration : 0
         }
         nemeses = events
         // Drawn from a generator of their own, so these followers do not move the rest of the plan.

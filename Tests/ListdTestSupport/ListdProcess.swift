@@ -13,6 +13,8 @@ public final class ListdProcess: Sendable {
     public let process: ChildProcess
     /// The port listd bound.
     public let port: Int
+    /// The loopback address listd listens on (127.0.0.1 unless the caller gave another).
+    public let host: String
     /// The temporary folder (database, working directory).
     public let directory: URL
     /// The database file.
@@ -28,10 +30,15 @@ public final class ListdProcess: Sendable {
     /// Starts `listd serve` with `arguments` on `port` (0: a free one), in a new
     /// temporary folder, or on `previous`'s folder and database for a restart.
     /// With `store`, it serves that PostgreSQL URL (`--store`) instead of the SQLite file.
+    /// `host` is the address it listens on; `launcher`, when given, is a command the
+    /// listd command line is handed to (`ip netns exec NAME`, for the torture harness's
+    /// network namespaces; it must exec listd in its own process).
     public init(
         _ arguments: [String] = [], port: Int = 0, reusing previous: ListdProcess? = nil,
-        environment: [String: String] = [:], store: String? = nil
+        environment: [String: String] = [:], store: String? = nil, host: String = "127.0.0.1",
+        launcher: [String] = []
     ) async throws {
+        self.host = host
         if let previous {
             directory = previous.directory
             database = previous.database
@@ -45,15 +52,19 @@ public final class ListdProcess: Sendable {
         let pipe = try closeOnExecPipe()
         log = OutputLog(FileHandle(fileDescriptor: pipe.read, closeOnDealloc: true))
         defer { close(pipe.write) }
-        process = try ChildProcess(
-            executable: try ListdBinary.url,
-            arguments: [
-                "serve", "--host", "127.0.0.1", "--port", String(port),
+        let listd = try ListdBinary.url
+        let serve =
+            [
+                "serve", "--host", host, "--port", String(port),
             ] + (store.map { ["--store", $0] } ?? ["--db", database.path]) + [
                 "--migrations", Self.migrations.path,
-            ] + Self.keepAlive(arguments, environment) + arguments,
+            ] + Self.keepAlive(arguments, environment) + arguments
+        process = try ChildProcess(
+            executable: launcher.first.map { URL(fileURLWithPath: $0) } ?? listd,
+            arguments: launcher.isEmpty ? serve : Array(launcher.dropFirst()) + [listd.path] + serve,
             environment: env, directory: directory, stderr: pipe.write)
-        guard let found = await log.firstCapture(of: #"address=http://127\.0\.0\.1:(\d+)"#, timeout: .seconds(60)),
+        let address = NSRegularExpression.escapedPattern(for: host)
+        guard let found = await log.firstCapture(of: #"address=http://\#(address):(\d+)"#, timeout: .seconds(60)),
             let port = Int(found)
         else {
             process.terminate()
@@ -70,11 +81,11 @@ public final class ListdProcess: Sendable {
             ? [] : ["--keep-alive-timeout", "1h"]
     }
 
-    /// `http://127.0.0.1:<port>`.
+    /// `http://<host>:<port>`.
     public var baseURL: URL {
         var components = URLComponents()
         components.scheme = "http"
-        components.host = "127.0.0.1"
+        components.host = host
         components.port = port
         return components.url ?? URL(fileURLWithPath: "/")
     }

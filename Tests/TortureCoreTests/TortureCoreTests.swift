@@ -40,6 +40,26 @@ import Testing
         }
     }
 
+    @Test func everyFaultKindIsDrawnAndLastingFaultsDoNotOverlap() {
+        var drawn: [TortureStore: Set<NemesisKind>] = [:]
+        for store in [TortureStore.sqlite, .postgres] {
+            for seed in UInt64(1)...20 {
+                let plan = TorturePlan(seed: seed, seconds: 3_600, store: store, instances: 3)
+                drawn[store, default: []].formUnion(plan.nemeses.map(\.kind))
+                // The harness fires faults one after another: a lasting one ends before the next starts.
+                for (event, next) in zip(plan.nemeses, plan.nemeses.dropFirst()) {
+                    #expect(event.at + (event.kind.lasts ? event.duration : 0) <= next.at)
+                }
+            }
+        }
+        #expect(drawn[.sqlite] == Set(NemesisKind.kinds(for: .sqlite)))
+        #expect(drawn[.postgres] == Set(NemesisKind.kinds(for: .postgres)))
+        #expect(NemesisKind.kinds(for: .sqlite).contains(.partitionClients))
+        #expect(!NemesisKind.kinds(for: .sqlite).contains(.partitionStore))
+        #expect(NemesisKind.kinds(for: .postgres).contains(.partitionStore))
+        #expect(NemesisKind.kinds(for: .postgres).contains(.slowLink))
+    }
+
     @Test func twoStatesAtOneVersionAreAViolation() throws {
         let ledger = Ledger()
         ledger.observe(try state("l", version: 3, items: [("a", #"{"p":"x","r":0}"#)]), source: "one")
