@@ -11,12 +11,14 @@ extension Run {
             }
             say("nemesis \(event)")
             ledger.count("nemesis \(event.kind.rawValue)")
+            let start = ledger.now
             do {
                 try await fire(event)
             } catch {
                 say("nemesis \(event.kind.rawValue) failed: \(error)")
                 ledger.count("nemesis failures")
             }
+            ledger.history.fault(event.description, from: start, to: ledger.now)
         }
     }
 

@@ -89,7 +89,21 @@ struct Writer {
         var everSent = false
         while true {
             let endpoint = run.cluster.liveEndpoint(instance)
-            switch run.net.send(method, at: endpoint, target, headers: headers, body: body.isEmpty ? nil : body) {
+            ledger.history.record(
+                list, at: ledger.now, actor: "writer \(index)",
+                "\(method) \(label) sent to \(endpoint)" + (ifMatch.map { " If-Match \($0)" } ?? "")
+                    + (key == nil ? "" : " (keyed)"))
+            let result = run.net.send(method, at: endpoint, target, headers: headers, body: body.isEmpty ? nil : body)
+            switch result {
+            case .success(let reply) where !(200..<300).contains(reply.status):
+                ledger.history.record(
+                    list, at: ledger.now, actor: "writer \(index)", "\(label) answered \(reply.status)")
+            case .failure(let error):
+                ledger.history.record(
+                    list, at: ledger.now, actor: "writer \(index)", "\(label) got no answer: \(error)")
+            default: break
+            }
+            switch result {
             case .success(let reply) where (200..<300).contains(reply.status):
                 if changes {
                     if let version = reply.version {

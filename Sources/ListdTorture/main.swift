@@ -166,6 +166,10 @@ for (event, count) in ledger.eventCounts.sorted(by: { $0.key < $1.key }) { say("
 if ledger.violationCount > 0 {
     say("nemesis schedule:")
     for event in plan.nemeses { say("  \(event)") }
+    if let first = ledger.firstViolationHistory {
+        say("the history that shows the first violation (\(first.message)):")
+        for line in first.lines { say("  \(line)") }
+    }
     for line in shrunk { say(line) }
 }
 for line in ledger.summary { say(line) }

@@ -12,6 +12,11 @@ public enum FollowCheck {
     public static func apply(
         _ answer: ChangeAnswer, to held: ListState, ledger: Ledger, source: String, view: ViewOracle? = nil
     ) -> ListState? {
+        ledger.history.record(
+            held.id, at: ledger.now, actor: source,
+            answer.snapshot != nil
+                ? "reset from \(held.version) to \(answer.to)"
+                : "answer \(answer.from)→\(answer.to) (\(answer.stages.count) stages) applied to \(held.version)")
         guard answer.list == held.id else {
             ledger.violated(.answersOrdered, "\(source): an answer for \(answer.list) on \(held.id)'s stream")
             return nil

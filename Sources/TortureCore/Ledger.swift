@@ -79,6 +79,14 @@ public final class Ledger: Sendable {
     private let retention = Mutex<Int64>(10_000)
     private let start = ContinuousClock.now
 
+    /// The run's events, cut into the history that shows the first violation.
+    public let history = History()
+    private let witness = Mutex<(message: String, lines: [String])?>(nil)
+
+    /// The first violation that names a list, and the history that shows it
+    /// (``History/witness(of:at:limit:)``), or nil.
+    public var firstViolationHistory: (message: String, lines: [String])? { witness.withLock { $0 } }
+
     public init(wakeBound: Double = 5) { self.wakeBound = wakeBound }
 
     /// Seconds since the ledger was made.
@@ -105,6 +113,12 @@ public final class Ledger: Sendable {
             }
         }
         FileHandle.standardError.write(Data("VIOLATION \(invariant): \(line)\n".utf8))
+        if witness.withLock({ $0 == nil }) {
+            let lines = history.witness(of: message, at: now)
+            if !lines.isEmpty {
+                witness.withLock { if $0 == nil { $0 = (line, lines) } }
+            }
+        }
     }
 
     /// Checks `condition`, counting a pass or `message` as a violation.
@@ -169,6 +183,7 @@ public final class Ledger: Sendable {
             if facts.recentAcks.count > 4096 { facts.recentAcks.removeFirst(2048) }
             return nil
         }
+        history.record(list, at: time, actor: "ledger", "v\(version) acknowledged to \(label)")
         if let earlier {
             violated(.versionsGaplessAndUnique, "\(list)@\(version) acknowledged to both \(earlier) and \(label)")
         } else {

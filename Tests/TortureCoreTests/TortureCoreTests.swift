@@ -60,6 +60,36 @@ import Testing
         #expect(NemesisKind.kinds(for: .postgres).contains(.slowLink))
     }
 
+    @Test func aViolationIsPrintedWithTheHistoryOfItsListFollowerAndFaultsInTheWindowBefore() throws {
+        let history = History(window: 10)
+        history.record("t0", at: 1, actor: "writer 0", "POST insert-a sent")  // before the window
+        history.record("t0", at: 12, actor: "writer 0", "POST insert-b sent")
+        history.record("t1", at: 13, actor: "writer 1", "POST insert-c sent")  // another list
+        history.record("t1", at: 14, actor: "long-poll 2", "answer 3→4 applied to 3")  // the follower, elsewhere
+        history.record("t0", at: 15, actor: "ledger", "v7 acknowledged to insert-b")
+        history.record("t0", at: 25, actor: "writer 0", "POST insert-d sent")  // after the violation
+        history.fault("t+5.0s kill target=0 for 0.0s", from: 5, to: 5)  // before the window
+        history.fault("t+8.0s partitionStore target=1 for 4.0s", from: 8, to: 12)  // overlaps it
+        let lines = history.witness(of: "long-poll 2: held t0@6, answer 7→8", at: 20)
+        #expect(
+            lines == [
+                "t+8.0s fault: t+8.0s partitionStore target=1 for 4.0s",
+                "t+12.0s writer 0: POST insert-b sent",
+                "t+14.0s long-poll 2: answer 3→4 applied to 3",
+                "t+15.0s ledger: v7 acknowledged to insert-b",
+            ])
+        #expect(history.witness(of: "no list named here", at: 20).isEmpty)
+        #expect(history.witness(of: "t0", at: 20, limit: 2).count == 2)
+
+        let ledger = Ledger()
+        ledger.acknowledged(list: "t0", version: 2, label: "insert-x")
+        ledger.acknowledged(list: "t0", version: 2, label: "insert-y")
+        let first = try #require(ledger.firstViolationHistory)
+        #expect(first.message.contains("t0@2 acknowledged to both insert-x and insert-y"))
+        #expect(first.lines.count == 2)
+        #expect(first.lines.last?.hasSuffix("ledger: v2 acknowledged to insert-y") == true)
+    }
+
     @Test func twoStatesAtOneVersionAreAViolation() throws {
         let ledger = Ledger()
         ledger.observe(try state("l", version: 3, items: [("a", #"{"p":"x","r":0}"#)]), source: "one")
