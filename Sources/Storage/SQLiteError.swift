@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// An error reported by SQLite, or by this wrapper when it refuses a misuse.
 ///
@@ -21,6 +22,9 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// The SQL text that failed, when the failure belongs to a statement.
     public var sql: String?
+    /// The operating system's error behind an I/O error (`sqlite3_system_errno`,
+    /// such as `ENOSPC`), or 0.
+    public var systemErrno: Int32 = 0
 
     /// Makes an error from an extended (or primary) result code.
     ///
@@ -72,8 +76,15 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether a lock conflict inside this same connection's shared cache (or a
     /// deadlock SQLite detected) stopped the statement.
     public var isLocked: Bool { code == SQLITE_LOCKED }
-    /// Whether the disk is full or the database reached its size limit (`SQLITE_FULL`).
-    public var isFull: Bool { code == SQLITE_FULL }
+    /// Whether the disk is full or the database reached its size limit: `SQLITE_FULL`,
+    /// or an I/O error the system gave as no space (`ENOSPC`, `EDQUOT`), or the WAL's
+    /// shared-memory index that could not grow (`SQLITE_IOERR_SHMSIZE`: SQLite says
+    /// so when a full disk refuses the `-shm` file's next pages, before any page of
+    /// the database is written).
+    public var isFull: Bool {
+        code == SQLITE_FULL || extendedCode == SQLITE_IOERR_SHMSIZE
+            || (code == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EDQUOT))
+    }
     /// Whether the disk or the database file failed (I/O error, full disk,
     /// corruption): conditions an operator, not a caller, has to fix.
     public var isStorageFailure: Bool {
@@ -95,7 +106,11 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         if extended & 0xFF != code & 0xFF {
             extended = code
         }
-        return SQLiteError(extendedCode: extended, message: String(cString: sqlite3_errmsg(db)), sql: sql)
+        var error = SQLiteError(extendedCode: extended, message: String(cString: sqlite3_errmsg(db)), sql: sql)
+        if error.code == SQLITE_IOERR || error.code == SQLITE_FULL || error.code == SQLITE_CANTOPEN {
+            error.systemErrno = sqlite3_system_errno(db)
+        }
+        return error
     }
 
     /// An error for a misuse this wrapper detects itself.

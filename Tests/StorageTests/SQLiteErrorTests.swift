@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 import Testing
 
 @testable import Storage
@@ -89,5 +90,25 @@ import Testing
         #expect(error.code == SQLITE_IOERR)
         #expect(error.isStorageFailure)
         #expect(error.description == "SQLite error 10 (SQLITE_IOERR_WRITE): disk I/O error")
+    }
+
+    /// A full disk is not always `SQLITE_FULL`: the torture harness's full tmpfs
+    /// (seed 32) made SQLite fail the commit with `SQLITE_IOERR_SHMSIZE` (the WAL's
+    /// shared-memory index could not grow), which listd answered 500, not 507.
+    @Test func aFullDiskIsFullWhateverTheIOErrorItCameAs() {
+        #expect(SQLiteError(extendedCode: SQLITE_FULL, message: "database or disk is full").isFull)
+        #expect(SQLiteError(extendedCode: SQLITE_IOERR_SHMSIZE, message: "disk I/O error").isFull)
+        var write = SQLiteError(extendedCode: SQLITE_IOERR_WRITE, message: "disk I/O error")
+        #expect(!write.isFull)
+        write.systemErrno = ENOSPC
+        #expect(write.isFull)
+        write.systemErrno = EDQUOT
+        #expect(write.isFull)
+        write.systemErrno = EIO
+        #expect(!write.isFull)
+        #expect(write.isStorageFailure)
+        var constraint = SQLiteError(extendedCode: SQLITE_CONSTRAINT_UNIQUE, message: "UNIQUE constraint failed")
+        constraint.systemErrno = ENOSPC
+        #expect(!constraint.isFull)
     }
 }

@@ -183,9 +183,10 @@ export declare class Follower<ItemModel = unknown, SectionModel = unknown>
    * An optimistic PATCH (any list operation; inserts name their ids): shown at once
    * (`getSnapshot().pending`, `.pendingSections`), confirmed without a visible change, rolled back
    * in one update if refused, rebased under someone else's changes. Settles as `client.patchList`.
-   * In a view it shows where the view puts it (filter, order, groups evaluated in the client);
-   * when that depends on what the view does not hold (a `limit`, an item entering an unordered
-   * view, …) it rejects with a TypeError and sends nothing: write with `client.patchList`.
+   * In a view it shows where the view puts it (filter, order, groups, window evaluated in the
+   * client); when that depends on what the view does not hold (an item leaving a full window, an
+   * item entering an unordered view, …) it rejects with a TypeError and sends nothing: write with
+   * `client.patchList`.
    */
   patch(ops: OptimisticOperation<ItemModel, SectionModel>[], options?: { ifMatch?: number } & WriteOptions): Promise<any>;
   /** The updates, starting with the snapshot held; a `break` detaches, it does not stop. */

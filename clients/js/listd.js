@@ -1803,10 +1803,67 @@ function diffSections(before, after) {
  * with its stages and the stages that undo it. An operation the view cannot
  * place, or that does not apply, is left out.
  */
+/**
+ * `viewOp` in a view with a window (`limit`): the held items are the window,
+ * and, once it is full, the items past its edge are not held here. So a write
+ * shows only where that is known: an item placed past the last held item of a
+ * full window is outside it, and an item pushed past the edge leaves it (the
+ * last ones are dropped, and a group left with none goes); but an item that
+ * leaves a full window (deleted, no longer matching) would be replaced by one
+ * from past the edge, an item whose new value puts it last in a full window
+ * may belong past the edge, and a section moved in a full window of the
+ * list's sections, or an item moved that is not held, may bring items from
+ * past the edge: null for those (not shown here).
+ */
+function windowedViewOp(view, sections, op) {
+  const next = viewOp(view, sections, op);
+  if (view.limit === null || next === null) return next;
+  const held = itemCount(sections);
+  // An item not held may be past a full window's edge (its model is not held here): moved, it may come in.
+  if (op.op === "moveItem" && held >= view.limit && !findItem(sections, op.id)) return null;
+  if (next === sections) return next;
+  const count = itemCount(next);
+  if (count > view.limit) return dropLastItems(view, next, count - view.limit);
+  if (held < view.limit) return next; // not full: every item of the view is held
+  if (count < view.limit) return null;
+  // The list's sections moved: the window is a prefix in their order, so items from past its edge may come in.
+  if (op.op === "moveSection" && !view.group) return null;
+  const before = lastItem(sections);
+  const after = lastItem(next);
+  return before && after && before.section === after.section && before.item.id === after.item.id
+    && sameJSON(before.item.model, after.item.model) ? next : null;
+}
+
+function itemCount(sections) {
+  return sections.reduce((count, section) => count + section.items.length, 0);
+}
+
+/** The last item of `sections`, with its section's id. */
+function lastItem(sections) {
+  for (let index = sections.length - 1; index >= 0; index--) {
+    const items = sections[index].items;
+    if (items.length) return { section: sections[index].id, item: items[items.length - 1] };
+  }
+  return null;
+}
+
+/** `sections` without their last `count` items; a group left empty goes (a list's section stays). */
+function dropLastItems(view, sections, count) {
+  const next = sections.slice();
+  for (let index = next.length - 1; index >= 0 && count > 0; index--) {
+    const items = next[index].items;
+    if (!items.length) continue;
+    const kept = items.slice(0, Math.max(0, items.length - count));
+    count -= items.length - kept.length;
+    next[index] = { ...next[index], items: kept };
+  }
+  return view.group ? next.filter((section) => section.items.length) : next;
+}
+
 function replayViewOps(view, sections, ops) {
   const steps = [];
   for (const op of ops) {
-    const next = viewOp(view, sections, op);
+    const next = windowedViewOp(view, sections, op);
     if (next === null || next === sections || sameJSON(next, sections)) continue;
     steps.push({ stages: diffSections(sections, next), inverse: diffSections(next, sections) });
     sections = next;
@@ -1974,18 +2031,22 @@ export class Follower {
    * are pending shows as one update (undo, the server's stages, redo).
    * Resolves or rejects as `patchList` does.
    *
-   * In a view, the write shows where the view puts it (its filter, order
-   * and groups, evaluated here: `parseView`). When that depends on what the
-   * view does not hold (a window: `limit`; an item entering a view without
-   * `order`; a move in an unordered view; a section deleted from a grouped
-   * view), it rejects with a TypeError and sends nothing: write with
-   * `client.patchList`, and the view shows it when the server sends it.
+   * In a view, the write shows where the view puts it (its filter, order,
+   * groups and window, evaluated here: `parseView`): in a window (`limit`),
+   * an item placed past its edge is outside it, and items pushed past the
+   * edge leave it. When where it lands depends on what the view does not
+   * hold (an item leaving a full window, whose place an item from past the
+   * edge takes; an item whose new value puts it last in a full window; an
+   * item entering a view without `order`; a move in an unordered view; a
+   * section deleted from a grouped view), it rejects with a TypeError and
+   * sends nothing: write with `client.patchList`, and the view shows it
+   * when the server sends it.
    * @param {object[]} ops
    * @param {{ifMatch?: number, signal?: AbortSignal, idempotencyKey?: string}} [options]
    */
   patch(ops, options = {}) {
-    if (this.view && (!this.viewSpec || this.viewSpec.limit !== null)) {
-      return Promise.reject(new TypeError("follow: patch cannot show a write in a view with a limit (what enters its window is not held here): write with client.patchList"));
+    if (this.view && !this.viewSpec) {
+      return Promise.reject(new TypeError(`follow: patch cannot read the view ${JSON.stringify(this.view)}: write with client.patchList`));
     }
     if (!this.snapshot) return Promise.reject(new TypeError("follow: patch needs the list's snapshot: wait for the first one"));
     if (!Array.isArray(ops)) return Promise.reject(new TypeError("follow: patch takes an array of operations"));
@@ -1996,7 +2057,7 @@ export class Follower {
     if (this.viewSpec) {
       let sections = this.getSnapshot().sections;
       for (const op of ops) {
-        const next = viewOp(this.viewSpec, sections, op);
+        const next = windowedViewOp(this.viewSpec, sections, op);
         if (next === null) {
           return Promise.reject(new TypeError(`follow: patch cannot show ${JSON.stringify(op)} in this view: where it lands depends on what the view does not hold (the list's order, or items outside it); write with client.patchList`));
         }

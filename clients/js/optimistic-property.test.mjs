@@ -393,6 +393,11 @@ async function viewCase(seed) {
     { where: { done: false } },
     { group: "g", order: "n", where: { done: true } },
     { group: "g" },
+    // Windows: items cross the edge; a write whose place depends on what is past it is refused.
+    { order: "n", limit: 3 },
+    { order: "-n", group: "g", limit: 4 },
+    { where: { done: false }, limit: 3 },
+    { q: "X", order: "t", limit: 20 },
   ];
   const followers = views.map((view) => {
     const follower = client.follow(id, { view, onChanges: ({ answer, states }) => {

@@ -142,15 +142,23 @@ test("a refused section delete is rolled back in one update: the section comes b
   follower.stop();
 });
 
-test("patch refuses, sending nothing: an insert without the id it shows; in a view, a window or a place it cannot know", async () => {
+test("patch refuses, sending nothing: an insert without the id it shows; in a view, a place it cannot know (past a full window's edge, or in list order it does not hold)", async () => {
   const { follower, client, patches } = await setup(() => json(200, {}));
   await assert.rejects(follower.patch([{ op: "insertSection", section: { model: {} } }]), /insertSection needs the section's id/);
   await assert.rejects(follower.patch([{ op: "insertItem", section: "s", item: { model: {} } }]), /insertItem needs the item's id/);
   follower.stop();
   const held = { since: 1, epoch: "e", sections: snapshot.sections };
-  const windowed = client.follow("l", { view: { where: { n: 1 }, limit: 5 }, ...held });
-  await assert.rejects(windowed.patch([{ op: "deleteItem", id: "a" }]), /a view with a limit.*client\.patchList/);
+  // A full window: the item that would take a deleted one's place is past its edge, not held here.
+  const windowed = client.follow("l", { view: { where: { n: 1 }, limit: 1 }, ...held });
+  await assert.rejects(windowed.patch([{ op: "deleteItem", id: "a" }]), /in this view.*client\.patchList/);
+  // An item placed past the full window's last item is outside it: nothing shows, and the write is sent.
+  const before = windowed.getSnapshot().sections;
+  const sent = windowed.patch([{ op: "insertItem", section: "s", item: { id: "b", model: { n: 1 } } }]);
+  assert.deepEqual(windowed.getSnapshot().sections, before);
+  await sent;
   windowed.stop();
+  assert.equal(patches.length, 1, "the write past the window's edge was sent");
+  patches.length = 0;
   // No order: where an item enters depends on list positions the view does not hold.
   const unordered = client.follow("l", { view: { where: { n: 1 } }, ...held });
   await assert.rejects(unordered.patch([{ op: "insertItem", section: "s", item: { id: "z", model: { n: 1 } }, at: 3 }]), /in this view.*client\.patchList/);
