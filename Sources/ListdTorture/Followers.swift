@@ -94,7 +94,7 @@ extension Run {
             if answer.to < ackedBefore {
                 ledger.count("long-poll answers behind a write acknowledged before the request")
             }
-            if answer.to == from.version && !answer.isReset && !networkDisturbed(sent, received) {
+            if answer.to == from.version && !answer.isReset && !disturbedByOutage(sent, received) {
                 ledger.check(
                     .waitersAnswered, received - sent <= Double(timeout) + ledger.wakeBound,
                     "\(source): an empty answer after \(received - sent) s with timeout \(timeout)")
@@ -179,7 +179,7 @@ extension Run {
                 if view != nil, finishing.load(ordering: .relaxed), ledger.now - lastEvent > 2 { break }
                 // listd sends a comment every 15 s: a stream silent for longer is stuck.
                 if ContinuousClock.now - stream.lastReceived > .seconds(25) {
-                    if networkDisturbed(ledger.now - 25, ledger.now) { break }
+                    if disturbedByOutage(ledger.now - 25, ledger.now) { break }
                     ledger.violated(
                         .waitersAnswered,
                         "\(source): \(target) silent for 25 s (status \(stream.status), \(stream.bytesReceived) bytes "
@@ -270,7 +270,7 @@ extension Run {
                 continue
             }
             ledger.count("POST /changes answers checked")
-            if answers.isEmpty && !networkDisturbed(sent, received) {
+            if answers.isEmpty && !disturbedByOutage(sent, received) {
                 ledger.check(
                     .waitersAnswered, received - sent <= Double(timeout) + ledger.wakeBound,
                     "\(source): an empty answer after \(received - sent) s with timeout \(timeout)")

@@ -41,6 +41,8 @@ extension Run {
             try await Task.sleep(for: .milliseconds(Int64(event.duration * 1000)))
         case .postgresImmediate:
             guard let postgres = cluster.postgres else { return }
+            let outage = outageStarted()
+            defer { outageEnded(outage) }
             _ = postgres.stopImmediately()
             try await Task.sleep(for: .milliseconds(Int64(event.duration * 1000)))
             let output = postgres.restart()
@@ -74,8 +76,8 @@ extension Run {
                 case .partitionStore: [.store]
                 default: cluster.postgres == nil ? [.clients] : [.clients, .store]
                 }
-            let window = networkFaultStarted()
-            defer { networkFaultEnded(window) }
+            let window = outageStarted()
+            defer { outageEnded(window) }
             for link in links {
                 if event.kind == .slowLink {
                     try sandbox.slow(link, of: index, on: true)

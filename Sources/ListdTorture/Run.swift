@@ -29,8 +29,8 @@ final class Run: Sendable {
     let running = Atomic<Int>(0)
     /// When the SQLite store's disk was full, and when writes were taken again.
     let fullDisk = Mutex(FullDiskLog())
-    /// When links were cut or slowed (`Ledger.now`; an open one ends at infinity).
-    let networkFaults = Mutex<[ClosedRange<Double>]>([])
+    /// When links were cut or slowed, or PostgreSQL was down (`Ledger.now`; an open one ends at infinity).
+    let outages = Mutex<[ClosedRange<Double>]>([])
     /// Followers that ended at the final snapshot, or did not.
     let converged = Mutex<[String]>([])
 
@@ -40,33 +40,36 @@ final class Run: Sendable {
         self.cluster = cluster
     }
 
-    /// How long after a link is mended time bounds are still waived, in seconds:
+    /// How long after an outage ends time bounds are still waived, in seconds:
     /// TCP's retransmission back-off after a cut of up to 6 s (the next resend
-    /// comes at most about 6 s after the mend), then the answer's own way back.
-    static let networkGrace = 15.0
+    /// comes at most about 6 s after the mend), or the listener's reconnection
+    /// and catch-up once PostgreSQL is back, then the answer's own way back.
+    static let outageGrace = 15.0
 
-    /// Records that a network fault starts now; returns its index for ``networkFaultEnded(_:)``.
-    func networkFaultStarted() -> Int {
+    /// Records that an outage starts now; returns its index for ``outageEnded(_:)``.
+    func outageStarted() -> Int {
         let now = ledger.now
-        return networkFaults.withLock {
+        return outages.withLock {
             $0.append(now...Double.infinity)
             return $0.count - 1
         }
     }
 
-    func networkFaultEnded(_ index: Int) {
+    func outageEnded(_ index: Int) {
         let now = ledger.now
-        networkFaults.withLock { $0[index] = $0[index].lowerBound...now }
+        outages.withLock { $0[index] = $0[index].lowerBound...now }
     }
 
-    /// Whether a network fault (or its grace) overlaps `from...to`: an answer
-    /// held up by a cut or slow link says nothing about listd's wake-ups, so
-    /// time bounds are waived for it (counted), while every other check stands.
-    func networkDisturbed(_ from: Double, _ to: Double) -> Bool {
-        let disturbed = networkFaults.withLock { faults in
-            faults.contains { $0.lowerBound <= to && $0.upperBound + Self.networkGrace >= from }
+    /// Whether an outage (or its grace) overlaps `from...to`: an answer held up
+    /// by a cut or slow link, or by PostgreSQL being down (a NOTIFY sent as it
+    /// stopped is never delivered, and nothing is caught up until it is back),
+    /// says nothing about listd's wake-ups, so time bounds are waived for it
+    /// (counted), while every other check stands.
+    func disturbedByOutage(_ from: Double, _ to: Double) -> Bool {
+        let disturbed = outages.withLock { faults in
+            faults.contains { $0.lowerBound <= to && $0.upperBound + Self.outageGrace >= from }
         }
-        if disturbed { ledger.count("time bounds waived across a network fault") }
+        if disturbed { ledger.count("time bounds waived across an outage (a cut or slow link, PostgreSQL down)") }
         return disturbed
     }
 
