@@ -1,3 +1,4 @@
+import Foundation
 import ListModel
 import ListStore
 import ListdTestSupport
@@ -142,5 +143,59 @@ import Testing
             try await Task.sleep(for: .seconds(2))
             #expect(try await store.idempotencyRecord(caller: "open", key: "k") != nil, "24 hours by default")
         }
+    }
+}
+
+/// Migration 0010 moves the SQLite store's records into a rowid table: a
+/// store made before it keeps every record, its answer and its key's
+/// uniqueness across the upgrade.
+@Suite struct IdempotencyUpgradeTests {
+    @Test func recordsClaimedBeforeMigration10AreKeptAndTheirKeysStayTaken() async throws {
+        let directory = try TemporaryDirectory()
+        let before = directory.url.appendingPathComponent("migrations-before-0010")
+        try FileManager.default.createDirectory(at: before, withIntermediateDirectories: true)
+        for file in try FileManager.default.contentsOfDirectory(atPath: migrationsDirectory.path)
+        where file.hasSuffix(".sql") && file < "0010" {
+            try FileManager.default.copyItem(
+                at: migrationsDirectory.appendingPathComponent(file), to: before.appendingPathComponent(file))
+        }
+        var old = StoreConfiguration(fullSync: false)
+        old.migrationsDirectory = before
+        let list = id("upgraded")
+        do {
+            let store = try await SQLiteStore(path: directory.databasePath, configuration: old)
+            _ = try await store.createList(id: list, name: "", sections: [])
+            let claim = IdempotencyClaim(caller: "subject a", key: "k1", fingerprint: "f1")
+            _ = try await IdempotencyClaim.$current.withValue(claim) {
+                try await store.apply(IdempotencyStoreTests.insert("s1"), to: list, expectedVersion: nil)
+            }
+            let answer = StoredAnswer(
+                status: 200, headers: [.init(name: "ETag", value: "\"e-2\"")], body: Array("{}".utf8))
+            _ = try await store.recordIdempotentAnswer(claim, answer)
+            await store.close()
+        }
+        var new = StoreConfiguration(fullSync: false)
+        new.migrationsDirectory = migrationsDirectory
+        let store = try await SQLiteStore(path: directory.databasePath, configuration: new)
+        let record = try #require(try await store.idempotencyRecord(caller: "subject a", key: "k1"))
+        #expect(record.fingerprint == "f1")
+        #expect(record.answer?.status == 200 && record.answer?.body == Array("{}".utf8))
+        #expect(record.answer?.headers.first?.value == "\"e-2\"")
+        let again = IdempotencyClaim(caller: "subject a", key: "k1", fingerprint: "f1")
+        do {
+            _ = try await IdempotencyClaim.$current.withValue(again) {
+                try await store.apply(IdempotencyStoreTests.insert("s2"), to: list, expectedVersion: nil)
+            }
+            Issue.record("a key claimed before the upgrade was claimed again")
+        } catch let error as StoreError {
+            #expect(error.kind == .idempotencyKeyUsed, "\(error)")
+        }
+        let fresh = IdempotencyClaim(caller: "subject a", key: "k2", fingerprint: "f2")
+        _ = try await IdempotencyClaim.$current.withValue(fresh) {
+            try await store.apply(IdempotencyStoreTests.insert("s3"), to: list, expectedVersion: nil)
+        }
+        #expect(try await store.idempotencyRecord(caller: "subject a", key: "k2")?.fingerprint == "f2")
+        #expect(try await store.snapshot(of: list).sections.map(\.id) == [id("s1"), id("s3")])
+        await store.close()
     }
 }
