@@ -2,7 +2,9 @@
 # The Idempotency-Key figure against a real listd (release build, loopback only):
 # single-op writes/s (wrk -t1 -c64) on a list of ITEMS items, without a key
 # (update.lua) and with a fresh key per request (update-idempotent.lua), in
-# alternating rounds in one listd, so both see the same machine. SQLite by
+# alternating rounds in one listd, so both see the same machine, then a round
+# with keys in no order (update-idempotent-random.lua: random keys, where the
+# first script's arrive nearly in order, as UUIDv7 keys do). SQLite by
 # default; with STORE=postgres://... on that database (a fresh list per run).
 # [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 idempotency.sh
 # Needs: apt-get install -y wrk
@@ -34,5 +36,6 @@ LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "h
 for round in $(seq "$rounds"); do
     measure "round $round, without a key" update.lua
     measure "round $round, a fresh key each" update-idempotent.lua
+    measure "round $round, a fresh random key each" update-idempotent-random.lua
 done
 stop_listd
