@@ -3,8 +3,8 @@
 # single-op writes/s (wrk -t1 -c64) on a list of ITEMS items, without a key
 # (update.lua) and with a fresh key per request (update-idempotent.lua), in
 # alternating rounds in one listd, so both see the same machine, then a round
-# with keys in no order (update-idempotent-random.lua: random keys, where the
-# first script's arrive nearly in order, as UUIDv7 keys do). SQLite by
+# with keys in no order (KEYS=random: random keys, where the script's own
+# arrive nearly in order, as UUIDv7 keys do). SQLite by
 # default; with STORE=postgres://... on that database (a fresh list per run).
 # [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 idempotency.sh
 # Needs: apt-get install -y wrk
@@ -15,9 +15,9 @@ items="${ITEMS:-10000}"
 rounds="${ROUNDS:-3}"
 duration="${DURATION:-10}"
 single_listd
-measure() {  # measure LABEL SCRIPT: one wrk run; prints writes/s
+measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s
     local requests
-    requests=$(LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d"${duration}s" -s "$here/$2" \
+    requests=$(KEYS="${3:-}" LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d"${duration}s" -s "$here/$2" \
         "http://127.0.0.1:$port" | awk '/requests in/ { print $1 }')
     awk -v label="$1" -v n="$requests" -v d="$duration" 'BEGIN { printf "%s: %.0f writes/s\n", label, n / d }'
 }
@@ -36,6 +36,6 @@ LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "h
 for round in $(seq "$rounds"); do
     measure "round $round, without a key" update.lua
     measure "round $round, a fresh key each" update-idempotent.lua
-    measure "round $round, a fresh random key each" update-idempotent-random.lua
+    measure "round $round, a fresh random key each" update-idempotent.lua random
 done
 stop_listd
