@@ -27,19 +27,20 @@ struct StatementCache {
     /// its rows and prepared the same SQL again) is not handed out twice:
     /// that counts as a bypass and the caller compiles a private copy.
     mutating func lookup(_ sql: String) -> Statement? {
-        guard var entry = entries[sql] else {
+        // One hash of the SQL per hit: the entry is marked in place.
+        guard let index = entries.index(forKey: sql) else {
             statistics.misses += 1
             return nil
         }
-        guard !entry.statement.isBusy else {
+        let statement = entries.values[index].statement
+        guard !statement.isBusy else {
             statistics.bypasses += 1
             return nil
         }
         clock &+= 1
-        entry.lastUse = clock
-        entries[sql] = entry
+        entries.values[index].lastUse = clock
         statistics.hits += 1
-        return entry.statement
+        return statement
     }
 
     /// Whether `sql` has no entry at all (a busy entry is not replaced, so the
