@@ -111,6 +111,21 @@ package struct Database {
         }
     }
 
+    /// Runs `insert`, an `INSERT … ON CONFLICT … DO NOTHING` without a
+    /// `RETURNING` clause, and tells whether it inserted its row. SQLite
+    /// counts the changes (a `RETURNING` there fills a temporary table for
+    /// every row, which costs more than the insert); another database is
+    /// asked to return the row.
+    func inserted(_ insert: String, _ values: SQLValue...) throws(StoreError) -> Bool {
+        switch backend {
+        case .sqlite(let connection):
+            try run(insert, values)
+            return connection.changes > 0
+        case .session(let session):
+            return try !session.rows(insert + " RETURNING 1", values).isEmpty
+        }
+    }
+
     func rows<T>(_ sql: String, _ values: [SQLValue], _ read: (StoreRow) -> T) throws(StoreError) -> [T] {
         var results: [T] = []
         try forEach(sql, values) { row throws(StoreError) in

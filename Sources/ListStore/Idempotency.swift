@@ -146,7 +146,15 @@ public struct StoredAnswer: Sendable, Hashable {
 
     /// The header fields as stored: `name: value` lines.
     var headerText: String {
-        headers.map { "\($0.name): \($0.value)\n" }.joined()
+        var text = ""
+        text.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 3 })
+        for header in headers {
+            text += header.name
+            text += ": "
+            text += header.value
+            text += "\n"
+        }
+        return text
     }
 
     /// The header fields from their stored text.
@@ -182,15 +190,15 @@ extension Database {
     /// when the key is taken (on PostgreSQL, after waiting for the
     /// transaction that took it).
     func claimIdempotencyKey(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) throws(StoreError) {
-        let inserted = try first(
+        let inserted = try inserted(
             """
             INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
             VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (caller, idem_key) DO NOTHING RETURNING 1
+            ON CONFLICT (caller, idem_key) DO NOTHING
             """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
             answer.map { .integer(Int64($0.status)) } ?? .null, answer.map { .text($0.headerText) } ?? .null,
-            answer.map { .text(String(decoding: $0.body, as: UTF8.self)) } ?? .null, read: { _ in true })
-        guard inserted == true else {
+            answer.map { .text(String(decoding: $0.body, as: UTF8.self)) } ?? .null)
+        guard inserted else {
             throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
         }
     }

@@ -24,7 +24,16 @@ extension ListSnapshot {
 
 extension ListHead {
     /// The `ETag` of this version: `"<epoch>-<version>"`.
-    var etag: String { "\"\(epoch)-\(version)\"" }
+    var etag: String {
+        // Appended rather than interpolated: every write's answer and every GET makes one.
+        var tag = "\""
+        tag.reserveCapacity(epoch.utf8.count + 23)
+        tag += epoch
+        tag += "-"
+        tag += String(version)
+        tag += "\""
+        return tag
+    }
 }
 
 // The store's snapshots are written in ListWire's forms as they are: stored
