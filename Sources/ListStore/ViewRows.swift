@@ -155,8 +155,7 @@ extension ListReader {
             guard version < meta.head.version else {
                 return TouchedSpan(head: meta.head, name: meta.name, from: version, sections: [:], items: [:])
             }
-            let touched = try db.touchedSpan(
-                list, since: version, expectedRows: Int(meta.head.version - version), separateSections: true)
+            let touched = try db.touchedSpan(list, since: version, through: meta.head.version, separateSections: true)
             var sections: [Identifier: RowChange<ListStore.SectionRow>] = [:]
             for (id, states) in touched.sections {
                 func row(_ state: TouchedEntities.SectionState?) -> ListStore.SectionRow? {

@@ -5,7 +5,10 @@ import Storage
 /// a reader's inside its read transaction): what a span of versions touched,
 /// and a list's rank index built from its rows.
 extension Database {
-    /// Every entity touched after `version`, with its state then (the earliest
+    /// Every entity touched after `version` up to `head` (the list's version
+    /// as this transaction sees it: no history row is above it, and the
+    /// upper bound lets PostgreSQL's planner see how few rows the span
+    /// holds), with its state then (the earliest
     /// before-image after it) and now (its current row); entities that did not
     /// exist at either end are left out. One back in its state at `version`
     /// stays listed: a renumbering may have given a moved element its old key
@@ -19,7 +22,8 @@ extension Database {
     /// statement's time on SQLite. Writes (a few rows) keep the one statement.
     /// - Complexity: O(k log n) for k history rows after `version`.
     func touchedEntities(
-        _ list: Identifier, since version: Int64, expectedRows: Int = 16, separateSections: Bool = false
+        _ list: Identifier, since version: Int64, through head: Int64, expectedRows: Int = 16,
+        separateSections: Bool = false
     ) throws(StoreError) -> TouchedEntities {
         var touched = TouchedEntities()
         touched.items.reserveCapacity(min(expectedRows, 1 << 16))
@@ -90,9 +94,9 @@ extension Database {
                 FROM history h
                 LEFT JOIN items i ON h.kind = 2 AND i.list_id = h.list_id AND i.id = h.entity_id
                 LEFT JOIN sections s ON h.kind = 1 AND s.list_id = h.list_id AND s.id = h.entity_id
-                WHERE h.list_id = ? AND h.version > ?
+                WHERE h.list_id = ? AND h.version > ? AND h.version <= ?
                 ORDER BY h.version
-                """, [list.sql, version.sql], visit)
+                """, [list.sql, version.sql, head.sql], visit)
             unlisted = touched.unlistedSections
             try readSections(unlisted ?? [], of: list, visit)
         } else {
@@ -108,7 +112,7 @@ extension Database {
                     FROM history h
                     LEFT JOIN items i ON h.kind = 2 AND i.list_id = h.list_id AND i.id = h.entity_id
                     LEFT JOIN sections s ON h.kind = 1 AND s.list_id = h.list_id AND s.id = h.entity_id
-                    WHERE h.list_id = ? AND h.version > ?
+                    WHERE h.list_id = ? AND h.version > ? AND h.version <= ?
                 )
                 SELECT kind, entity_id, existed, section_id, position, model,
                     item_section, item_position, item_model, section_position, section_model, version
@@ -120,7 +124,7 @@ extension Database {
                     SELECT section_id FROM h WHERE kind = 2 AND section_id IS NOT NULL
                     UNION SELECT item_section FROM h WHERE item_section IS NOT NULL)
                 ORDER BY 12
-                """, [list.sql, version.sql, Int64.max.sql, list.sql]
+                """, [list.sql, version.sql, head.sql, Int64.max.sql, list.sql]
             ) { visit($0) }
         }
         // Only the sections of each item's states at the two ends, as listed:
@@ -150,7 +154,7 @@ extension Database {
         }
     }
 
-    /// What ``touchedEntities(_:since:expectedRows:separateSections:)`` gives,
+    /// What ``touchedEntities(_:since:through:expectedRows:separateSections:)`` gives,
     /// read from the history rows of the span alone: each entity's state at
     /// `version` is the before-image of its first row after it, its state now
     /// the after-image of its last (migration 0008); no row is joined with the
@@ -160,9 +164,9 @@ extension Database {
     ///   before the migration): the caller reads the span with the join.
     /// - Complexity: O(k log k) for k history rows after `version`, plus
     ///   O(s log n) for s holding sections.
-    func touchedEntitiesFromHistory(_ list: Identifier, since version: Int64, expectedRows: Int = 16)
-        throws(StoreError) -> TouchedEntities?
-    {
+    func touchedEntitiesFromHistory(
+        _ list: Identifier, since version: Int64, through head: Int64, expectedRows: Int = 16
+    ) throws(StoreError) -> TouchedEntities? {
         var sections: [Identifier: (before: TouchedEntities.SectionState?, after: TouchedEntities.SectionState?)] =
             [:]
         var items: [Identifier: (before: TouchedEntities.ItemState?, after: TouchedEntities.ItemState?)] = [:]
@@ -172,8 +176,8 @@ extension Database {
             """
             SELECT kind, entity_id, existed, section_id, position, model,
                 after_state, after_section_id, after_position, after_model
-            FROM history WHERE list_id = ? AND version > ? ORDER BY version
-            """, [list.sql, version.sql]
+            FROM history WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version
+            """, [list.sql, version.sql, head.sql]
         ) { row in
             let kind = row.int64(0)
             // The list's own rows (its name) have no after-image and take no part.
@@ -245,18 +249,19 @@ extension Database {
     /// The entities touched after `version`: from history alone when every row
     /// of the span has its after-image, else with the join.
     func touchedSpan(
-        _ list: Identifier, since version: Int64, expectedRows: Int, separateSections: Bool = false
+        _ list: Identifier, since version: Int64, through head: Int64, separateSections: Bool = false
     ) throws(StoreError) -> TouchedEntities {
-        if let touched = try touchedEntitiesFromHistory(list, since: version, expectedRows: expectedRows) {
-            return touched
-        }
+        let expectedRows = Int(clamping: head - version)
+        let fromHistory = try touchedEntitiesFromHistory(
+            list, since: version, through: head, expectedRows: expectedRows)
+        if let fromHistory { return fromHistory }
         return try touchedEntities(
-            list, since: version, expectedRows: expectedRows, separateSections: separateSections)
+            list, since: version, through: head, expectedRows: expectedRows, separateSections: separateSections)
     }
 
     /// Stores the after-images of the history rows of `version` (migration
     /// 0008): `touched` is what that version touched, read by the writer
-    /// inside the write with the join (``touchedEntities(_:since:expectedRows:separateSections:)``).
+    /// inside the write with the join (``touchedEntities(_:since:through:expectedRows:separateSections:)``).
     /// One `UPDATE` per row, sent in the pipeline on PostgreSQL.
     /// - Complexity: O(k log n) for the version's k history rows.
     func recordAfterImages(_ touched: TouchedEntities, of list: Identifier, version: Int64) throws(StoreError) {
@@ -284,7 +289,7 @@ extension Database {
         for id in touched.vanishedSections { try store(.section, id, nil) }
     }
 
-    /// The `kind` of ``touchedEntities(_:since:expectedRows:separateSections:)``'s rows that are sections holding touched items.
+    /// The `kind` of ``touchedEntities(_:since:through:expectedRows:separateSections:)``'s rows that are sections holding touched items.
     static let holdingSectionRow: Int64 = 3
 
     /// The list's rank index as of the rows this connection sees. - Complexity: O(n).

@@ -97,17 +97,14 @@ extension ListReader {
             {
                 var moved = published.index
                 if published.version < head.version {
-                    let expected = Int(head.version - published.version)
-                    moved.apply(
-                        try db.touchedSpan(list, since: published.version, expectedRows: expected))
+                    moved.apply(try db.touchedSpan(list, since: published.version, through: head.version))
                     movedForward = true
                 }
                 index = moved
             }
         }
         let fromRows = index == nil
-        let expected = Int(head.version - version)
-        let touched = try db.touchedSpan(list, since: version, expectedRows: expected, separateSections: true)
+        let touched = try db.touchedSpan(list, since: version, through: head.version, separateSections: true)
         let built: ListIndex
         if let index { built = index } else { built = try db.rankIndex(of: list) }
         return .material(head: head, index: built, fromRows: fromRows, movedForward: movedForward, touched: touched)

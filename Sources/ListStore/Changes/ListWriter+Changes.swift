@@ -5,12 +5,6 @@ import Storage
 /// The change engine on the writer's connection: what a write or a span of
 /// versions touched, and its net change, at a cost that grows with the change.
 extension ListWriter {
-    /// Every entity touched after `version` (see ``Database/touchedEntities(_:since:expectedRows:separateSections:)``).
-    func touchedEntities(_ list: Identifier, since version: Int64, expectedRows: Int = 16) throws(StoreError)
-        -> TouchedEntities
-    {
-        try db.touchedEntities(list, since: version, expectedRows: expectedRows)
-    }
 
     /// The list's rank index as of the current rows: the hot one, or one read
     /// from the database (O(n) once) and kept hot.
@@ -37,8 +31,7 @@ extension ListWriter {
             return
         }
         guard tag.version < version else { return }
-        let expected = Int(version - tag.version)
-        let touched = try db.touchedSpan(list, since: tag.version, expectedRows: expected)
+        let touched = try db.touchedSpan(list, since: tag.version, through: version)
         hot.apply(touched, to: list)
         hot.tag(list, epoch: epoch, version: version)
     }
@@ -50,7 +43,11 @@ extension ListWriter {
     /// next (`nil` when it cannot be condensed, see ``condense(_:of:with:_:)``);
     /// brings the list's hot index along. Runs inside the write.
     func recordedChange(_ target: Target) throws(StoreError) -> NetChange? {
-        let touched = try touchedEntities(target.id, since: target.version)
+        // Bounded above by the version written: PostgreSQL then plans the
+        // read as the few index probes it is. With `version > ?` alone it
+        // guessed from the whole table's spread of versions (every list's)
+        // and chose to scan history and hash-join every item: O(n) a write.
+        let touched = try db.touchedEntities(target.id, since: target.version, through: target.newVersion)
         try db.recordAfterImages(touched, of: target.id, version: target.newVersion)
         let index: ListIndex
         if hot.apply(touched, to: target.id), let moved = hot.index(of: target.id) {
