@@ -31,9 +31,11 @@ public final class WriterGate: Sendable {
     public func open() { release.signal() }
 }
 
-/// Waits (without a fixed sleep) until `condition` holds, failing after `limit` (10 s by default).
+/// Waits (without a fixed sleep) until `condition` holds, failing after
+/// `limit` (10 s by default) times ``testWaitScale``: under CI's load a
+/// store's first write once took longer than 10 s to reach its writer.
 public func waitUntil(_ what: String, within limit: Duration = .seconds(10), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + limit
+    let deadline = ContinuousClock.now + limit * testWaitScale
     while !condition() {
         guard ContinuousClock.now < deadline else {
             throw WaitTimeout(what: what)
