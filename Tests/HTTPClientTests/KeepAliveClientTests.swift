@@ -187,7 +187,7 @@ import Testing
     @Test func aSafeOrKeyedRequestIsRetriedOnceOnANewConnection() async throws {
         let server = try ScriptedServer([[.answer, .readThenClose], [.answer, .readThenClose], [.answer]])
         defer { server.stop() }
-        let client = KeepAliveClient()
+        let client = KeepAliveClient(idleTimeout: Self.longIdle)
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
         var keyed = Self.request(server.port, .put, "/", body: Array("y".utf8))
@@ -204,7 +204,7 @@ import Testing
     func anUnkeyedWriteIsNotRetried(_ method: HTTPMethod) async throws {
         let server = try ScriptedServer([[.answer, .readThenClose], [.answer]])
         defer { server.stop() }
-        let client = KeepAliveClient()
+        let client = KeepAliveClient(idleTimeout: Self.longIdle)
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
         let error = await #expect(throws: SystemError.self) {
             try await client.perform(Self.request(server.port, method, "/", body: Array("z".utf8)))
@@ -218,7 +218,7 @@ import Testing
     @Test func connectionCloseIsHonoured() async throws {
         let server = try ScriptedServer([[.answerAndClose], [.answer]])
         defer { server.stop() }
-        let client = KeepAliveClient()
+        let client = KeepAliveClient(idleTimeout: Self.longIdle)
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
         #expect(client.idleConnections == 0)
         #expect(try await client.perform(Self.request(server.port, .get, "/")).status == .ok)
