@@ -66,9 +66,15 @@ public final class ListService: HTTPHandler {
         // its writer is answered, and the snapshot cache hears the same commit
         // there (a deleted list's snapshot must not outlive its acknowledged deletion).
         let cache = SnapshotCache(capacityBytes: configuration.snapshotCacheBytes)
-        let router = CommitRouter(onCommit: { commit in cache.committed(commit) })
+        // Kept views hear the same commits there too, and move forward by what they touched.
+        let spans = RecentSpans(history: configuration.history)
+        let router = CommitRouter(onCommit: { commit in
+            cache.committed(commit)
+            spans.record(commit)
+        })
         self.router = router
-        let computer = ChangeComputer(store: store, router: router, viewMemory: configuration.viewMemory)
+        let computer = ChangeComputer(
+            store: store, router: router, viewMemory: configuration.viewMemory, spans: spans)
         self.computer = computer
         let hub = ChangeHub(router: router, computer: computer, metrics: metrics, tick: configuration.timeoutTick)
         self.hub = hub

@@ -28,6 +28,10 @@ public struct ServiceConfiguration: Sendable {
     /// "Views"); the least recently used are dropped beyond it and rebuilt
     /// from the list's rows when next followed.
     public var viewMemory = 256 << 20
+    /// The store's history retention (``ListStore/StoreConfiguration/historyVersions``
+    /// and ``ListStore/StoreConfiguration/historyAge``): kept views move forward by
+    /// recent commits held in memory only from versions the store still keeps.
+    public var history: (versions: Int64, age: Duration) = (10_000, .seconds(7 * 86_400))
 
     /// Creates a configuration with listd's defaults.
     public init(

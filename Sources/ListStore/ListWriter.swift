@@ -48,6 +48,8 @@ package final class ListWriter {
         /// Sibling groups this write has changed (`nil`: the sections; else a
         /// section's items): the hot rank index no longer describes them.
         var changedGroups = Set<Identifier?>()
+        /// Whether the write renamed the list (its commit then carries no ``Commit/touched``).
+        var renamed = false
     }
 
     // MARK: Whole-list writes
@@ -138,6 +140,7 @@ package final class ListWriter {
             let oldName = try db.first("SELECT name FROM lists WHERE id = ?", list.sql) { $0.text(0) } ?? name
             if oldName != name {
                 try record(.list, "", existed: true, section: nil, position: nil, model: oldName, in: &target)
+                target.renamed = true
                 try db.run("UPDATE lists SET name = ? WHERE id = ?", name.sql, list.sql)
             }
         }
@@ -589,9 +592,11 @@ package final class ListWriter {
         try db.run(
             "INSERT INTO versions (list_id, version, committed_at) VALUES (?, ?, ?)",
             target.id.sql, version.sql, now.sql)
-        let change = try recordedChange(target)
+        let (change, touched) = try recordedChange(target)
         try prune(target.id, now: now, known: (version, target.floor, target.pruned))
-        let commit = Commit(list: target.id, epoch: target.epoch, version: version, deleted: false, change: change)
+        let commit = Commit(
+            list: target.id, epoch: target.epoch, version: version, deleted: false, change: change,
+            touched: target.renamed || touched.count > Commit.maxTouchedRows ? nil : touched.rows)
         return (WriteResult(previousVersion: target.version, commit: commit), [commit])
     }
 

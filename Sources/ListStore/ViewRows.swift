@@ -76,6 +76,26 @@ public struct RowChange<Row: Sendable & Hashable>: Sendable, Hashable {
     }
 }
 
+/// Every section and item one commit touched, with its rows before and after
+/// it: the rows of a one-version ``TouchedSpan``, recorded by the writer as it
+/// commits and carried by the ``Commit``, so a live view moves forward by the
+/// commit without reading history again.
+public struct TouchedRows: Sendable, Hashable {
+    /// Touched sections (and sections holding touched items, unchanged), by id.
+    public var sections: [Identifier: RowChange<SectionRow>]
+    /// Touched items, by id; one made and deleted by the commit has no row at either end.
+    public var items: [Identifier: RowChange<ItemRow>]
+
+    /// Creates a record.
+    public init(sections: [Identifier: RowChange<SectionRow>], items: [Identifier: RowChange<ItemRow>]) {
+        self.sections = sections
+        self.items = items
+    }
+
+    /// How many sections and items it names.
+    public var count: Int { sections.count + items.count }
+}
+
 /// Every section and item touched after a version, with its rows then and now,
 /// read from history (``Store/touched(_:since:)``): what a live view needs to
 /// move forward, or to see itself as it was, at a cost that grows with the change.
@@ -155,32 +175,43 @@ extension ListReader {
             guard version < meta.head.version else {
                 return TouchedSpan(head: meta.head, name: meta.name, from: version, sections: [:], items: [:])
             }
-            let touched = try db.touchedSpan(list, since: version, through: meta.head.version, separateSections: true)
-            var sections: [Identifier: RowChange<ListStore.SectionRow>] = [:]
-            for (id, states) in touched.sections {
-                func row(_ state: TouchedEntities.SectionState?) -> ListStore.SectionRow? {
-                    state.map {
-                        ListStore.SectionRow(id: id, key: $0.key, model: Model(trustedCanonicalText: $0.model))
-                    }
-                }
-                sections[id] = RowChange(before: row(states.before), after: row(states.after))
-            }
-            var items: [Identifier: RowChange<ListStore.ItemRow>] = [:]
-            items.reserveCapacity(touched.items.count)
-            for (id, states) in touched.items {
-                func row(_ state: TouchedEntities.ItemState?) -> ListStore.ItemRow? {
-                    state.map {
-                        ListStore.ItemRow(
-                            id: id, section: $0.section, key: $0.key, model: Model(trustedCanonicalText: $0.model))
-                    }
-                }
-                items[id] = RowChange(before: row(states.before), after: row(states.after))
-            }
-            // Made and gone again within the span: absent at both ends, but a
-            // view kept at a version inside the span may hold them.
-            for id in touched.vanishedSections { sections[id] = RowChange(before: nil, after: nil) }
-            for id in touched.vanishedItems { items[id] = RowChange(before: nil, after: nil) }
-            return TouchedSpan(head: meta.head, name: meta.name, from: version, sections: sections, items: items)
+            let rows = try db.touchedSpan(list, since: version, through: meta.head.version, separateSections: true)
+                .rows
+            return TouchedSpan(
+                head: meta.head, name: meta.name, from: version, sections: rows.sections, items: rows.items)
         }
+    }
+}
+
+extension TouchedEntities {
+    /// How many sections and items it names.
+    var count: Int { sections.count + items.count + vanishedSections.count + vanishedItems.count }
+
+    /// The touched entities as rows (``TouchedRows``); those made and gone
+    /// again within the span are there with no row at either end (a view kept
+    /// at a version inside the span may hold them).
+    var rows: TouchedRows {
+        var sections: [Identifier: RowChange<ListStore.SectionRow>] = [:]
+        sections.reserveCapacity(self.sections.count + vanishedSections.count)
+        for (id, states) in self.sections {
+            func row(_ state: SectionState?) -> ListStore.SectionRow? {
+                state.map { ListStore.SectionRow(id: id, key: $0.key, model: Model(trustedCanonicalText: $0.model)) }
+            }
+            sections[id] = RowChange(before: row(states.before), after: row(states.after))
+        }
+        var items: [Identifier: RowChange<ListStore.ItemRow>] = [:]
+        items.reserveCapacity(self.items.count + vanishedItems.count)
+        for (id, states) in self.items {
+            func row(_ state: ItemState?) -> ListStore.ItemRow? {
+                state.map {
+                    ListStore.ItemRow(
+                        id: id, section: $0.section, key: $0.key, model: Model(trustedCanonicalText: $0.model))
+                }
+            }
+            items[id] = RowChange(before: row(states.before), after: row(states.after))
+        }
+        for id in vanishedSections { sections[id] = RowChange(before: nil, after: nil) }
+        for id in vanishedItems { items[id] = RowChange(before: nil, after: nil) }
+        return TouchedRows(sections: sections, items: items)
     }
 }

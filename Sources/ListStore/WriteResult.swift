@@ -68,13 +68,26 @@ public struct Commit: Sendable, Hashable {
     /// The net change from the previous version, when the store recorded it,
     /// so followers woken by this commit need not ask for it.
     public var change: NetChange?
+    /// Every section and item the commit touched, with its rows before and
+    /// after, when the store recorded them: `nil` for another instance's
+    /// commit, a commit that renamed its list, or one touching more than
+    /// ``maxTouchedRows`` entities. Live views move forward by it.
+    public var touched: TouchedRows?
+
+    /// The most sections and items a commit carries as ``touched``: a larger
+    /// one is read from history by whoever needs it, not kept with the commit.
+    public static let maxTouchedRows = 1_024
 
     /// Creates a commit record.
-    public init(list: Identifier, epoch: String, version: Int64, deleted: Bool, change: NetChange? = nil) {
+    public init(
+        list: Identifier, epoch: String, version: Int64, deleted: Bool, change: NetChange? = nil,
+        touched: TouchedRows? = nil
+    ) {
         self.list = list
         self.epoch = epoch
         self.version = version
         self.deleted = deleted
         self.change = change
+        self.touched = touched
     }
 }

@@ -330,6 +330,7 @@ struct Settings {
         let viewMemory = try env.resolve(options.viewMemory, "LISTD_VIEW_MEMORY", default: 256 << 20)
         guard viewMemory >= 0 else { throw ValidationError("--view-memory must be at least 0") }
         service.viewMemory = viewMemory
+        service.history = (Int64(historyVersions), historyAge.duration)
         var origins = options.corsOrigin
         if origins.isEmpty, let variable = env.environment["LISTD_CORS_ORIGIN"] {
             origins = variable.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {

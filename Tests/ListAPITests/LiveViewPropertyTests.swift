@@ -160,7 +160,20 @@ import Testing
             .appendingPathComponent("Migrations", isDirectory: true)
         let store = try await SQLiteStore(
             path: directory.appendingPathComponent("store.sqlite").path, configuration: configuration)
-        let views = LiveViews(store: store, stager: CatchUpStager(), budget: seed % 3 == 0 ? 1 : 64 << 20)
+        // Half the seeds feed the views the store's commits (as a service does),
+        // so most spans come from the recent commits, some of them from a ring
+        // of three versions; the others read every span from history.
+        let fed = seed % 2 == 0
+        let spans = RecentSpans(maxVersions: seed % 4 == 0 ? 3 : 4_096)
+        let router = CommitRouter(onCommit: { spans.record($0) })
+        let subscription = router.connect(to: store)
+        defer { subscription.cancel() }
+        let views =
+            fed
+            ? LiveViews(
+                store: store, stager: CatchUpStager(), budget: seed % 3 == 0 ? 1 : 64 << 20, spans: spans,
+                head: { router.head(of: $0) })
+            : LiveViews(store: store, stager: CatchUpStager(), budget: seed % 3 == 0 ? 1 : 64 << 20)
         let list: Identifier = "l"
         var body: [NewSection] = []
         for section in 0..<3 {
@@ -215,6 +228,12 @@ import Testing
             }
         }
         #expect(checked > Self.writes * 6)
+        if fed, seed % 3 != 0 {
+            // Kept (not dropped by a one-byte budget), the views moved forward by the commits.
+            #expect(views.spansFromRecentCommits > Self.writes, "seed \(seed)")
+        } else if !fed {
+            #expect(views.spansFromRecentCommits == 0)
+        }
         await store.close()
     }
 

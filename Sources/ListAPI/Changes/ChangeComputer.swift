@@ -67,13 +67,20 @@ final class ChangeComputer: Sendable {
     }
 
     /// - Parameter viewMemory: roughly the most bytes the kept views hold (``LiveViews``).
-    init(store: any Store, router: CommitRouter, recentCapacity: Int = 4096, viewMemory: Int = 256 << 20) {
+    /// - Parameter spans: the recent commits' touched rows, fed by the router's
+    ///   `onCommit` (a new, unfed one: kept views read history for every span).
+    init(
+        store: any Store, router: CommitRouter, recentCapacity: Int = 4096, viewMemory: Int = 256 << 20,
+        spans: RecentSpans = RecentSpans()
+    ) {
         self.store = store
         self.router = router
         self.recentCapacity = recentCapacity
         let stager = CatchUpStager()
         self.stager = stager
-        self.views = LiveViews(store: store, stager: stager, budget: viewMemory)
+        self.views = LiveViews(
+            store: store, stager: stager, budget: viewMemory, spans: spans,
+            head: { [router] list in router.head(of: list) })
     }
 
     /// The answer to `question`; shared with every concurrent asker of the same question.

@@ -52,19 +52,37 @@ final class LiveViews: Sendable {
     private let stager: CatchUpStager
     private let budget: Int
     private let table = Mutex(Table())
+    /// The recent commits of lists with kept views, fed by the commit router.
+    private let spans: RecentSpans
+    /// The list's head as the commit router knows it: an answer from the
+    /// recent commits goes to it (never past it, so a follower is never
+    /// ahead of the head it will next be compared with).
+    private let currentHead: @Sendable (Identifier) -> ListHead?
+    private let fromRecent = Atomic<Int>(0)
 
-    /// - Parameter budget: the most bytes kept views may hold (roughly); the
-    ///   least recently used views are dropped beyond it.
-    init(store: any Store, stager: CatchUpStager, budget: Int) {
+    /// - Parameters:
+    ///   - budget: the most bytes kept views may hold (roughly); the
+    ///     least recently used views are dropped beyond it.
+    ///   - spans: the recent commits' touched rows: a kept view moves forward
+    ///     by them when they cover its span, else by reading history.
+    ///   - head: the list's latest head as the commit router knows it.
+    init(
+        store: any Store, stager: CatchUpStager, budget: Int, spans: RecentSpans = RecentSpans(),
+        head: @escaping @Sendable (Identifier) -> ListHead? = { _ in nil }
+    ) {
         self.store = store
         self.stager = stager
         self.budget = budget
+        self.spans = spans
+        self.currentHead = head
     }
 
     /// How many views are kept, and roughly their bytes.
     var usage: (views: Int, bytes: Int) { table.withLock { ($0.entries.count, $0.bytes) } }
     /// How many views were built from the list's rows (for tests and metrics).
     var builds: Int { table.withLock { $0.builds } }
+    /// How many spans were taken from the recent commits rather than read from history (for tests).
+    var spansFromRecentCommits: Int { fromRecent.load(ordering: .relaxed) }
 
     /// The view's snapshot now: its head and its body (``ViewSnapshots/body(of:)``).
     func snapshot(_ key: Key) async throws(StoreError) -> (head: ListHead, body: [UInt8]) {
@@ -120,10 +138,13 @@ final class LiveViews: Sendable {
         maxChanges: Int?
     ) async throws(StoreError) -> EncodedChangeAnswer? {
         let reported = reportFrom ?? from
+        // Whether spans may come from the recent commits: not after a kept
+        // view turned out to be past them (moved on by a read of history).
+        var recent = true
         for _ in 0..<4 {
-            guard let span = try await store.touched(key.list, since: from),
-                epoch.map({ $0 == span.head.epoch }) ?? true, maxChanges == nil
-            else {
+            var read = recent ? recentSpan(key, since: from) : nil
+            if read == nil { read = try await store.touched(key.list, since: from) }
+            guard let span = read, epoch.map({ $0 == span.head.epoch }) ?? true, maxChanges == nil else {
                 return try await reset(key, from: reported)
             }
             let kept = try await keptOrBuilt(key)
@@ -146,8 +167,9 @@ final class LiveViews: Sendable {
             }
             if head.version < from {
                 // Older than the version asked about: first its own span, then read again.
-                guard let own = try await store.touched(key.list, since: head.version), own.head.epoch == head.epoch
-                else {
+                var read = recent ? recentSpan(key, since: head.version) : nil
+                if read == nil { read = try await store.touched(key.list, since: head.version) }
+                guard let own = read, own.head.epoch == head.epoch else {
                     drop(key)
                     continue
                 }
@@ -176,12 +198,30 @@ final class LiveViews: Sendable {
                     }
                 }
             }
-            guard let made else { continue }
+            guard let made else {
+                recent = false
+                continue
+            }
             let (answer, bytes) = try made.get()
             account(key, kept, bytes)
             return answer
         }
         return nil
+    }
+
+    /// What was touched in `key.list` after `version` up to the head the
+    /// commit router knows, from the recent commits, when they cover it and
+    /// the view is kept (its name is the span's: the recent commits hold no
+    /// renames); `nil` otherwise: the caller reads history.
+    private func recentSpan(_ key: Key, since version: Int64) -> TouchedSpan? {
+        guard let kept = table.withLock({ $0.entries[key]?.kept }), let head = currentHead(key.list) else {
+            return nil
+        }
+        let (name, epoch) = kept.state.withLock { ($0.name, $0.head.epoch) }
+        guard epoch == head.epoch, let span = spans.span(of: key.list, since: version, through: head, name: name)
+        else { return nil }
+        fromRecent.add(1, ordering: .relaxed)
+        return span
     }
 
     /// The view's whole snapshot now, as a reset answer from `from`.
@@ -262,6 +302,8 @@ final class LiveViews: Sendable {
                             Entry(kept: kept, bytes: bytes, used: table.clock), forKey: key)
                         {
                             table.bytes -= old.bytes
+                        } else {
+                            spans.watch(key.list)
                         }
                         table.bytes += bytes
                         evict(sparing: key, in: &table)
@@ -325,12 +367,16 @@ final class LiveViews: Sendable {
             guard victim != key else { continue }
             table.entries[victim] = nil
             table.bytes -= entry.bytes
+            spans.unwatch(victim.list)
         }
     }
 
     private func drop(_ key: Key) {
         table.withLock { table in
-            if let old = table.entries.removeValue(forKey: key) { table.bytes -= old.bytes }
+            if let old = table.entries.removeValue(forKey: key) {
+                table.bytes -= old.bytes
+                spans.unwatch(key.list)
+            }
         }
     }
 }

@@ -40,9 +40,9 @@ extension ListWriter {
     static let maxCatchUpVersions: Int64 = 10_000
 
     /// The net change a write just made, from version `target.version` to the
-    /// next (`nil` when it cannot be condensed, see ``condense(_:of:with:_:)``);
-    /// brings the list's hot index along. Runs inside the write.
-    func recordedChange(_ target: Target) throws(StoreError) -> NetChange? {
+    /// next (`nil` when it cannot be condensed, see ``condense(_:of:with:_:)``),
+    /// and what it touched; brings the list's hot index along. Runs inside the write.
+    func recordedChange(_ target: Target) throws(StoreError) -> (NetChange?, TouchedEntities) {
         // Bounded above by the version written: PostgreSQL then plans the
         // read as the few index probes it is. With `version > ?` alone it
         // guessed from the whole table's spread of versions (every list's)
@@ -57,9 +57,10 @@ extension ListWriter {
         }
         let condensed = try condense(touched, of: target.id, with: index, "write to v\(target.newVersion)")
         hot.tag(target.id, epoch: target.epoch, version: target.newVersion)
-        guard let (old, new) = condensed else { return nil }
-        return NetChange(
+        guard let (old, new) = condensed else { return (nil, touched) }
+        let change = NetChange(
             list: target.id, epoch: target.epoch, from: target.version, to: target.newVersion, old: old, new: new)
+        return (change, touched)
     }
 
     /// `touched` condensed with `index`; when the two disagree (a stale index),
