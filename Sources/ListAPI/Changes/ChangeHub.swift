@@ -29,6 +29,24 @@ final class ChangeHub: Sendable {
         /// every commit was heard in order: a view's waiter parked at or after
         /// it and woken by a commit was not changed by the commits before it.
         var heard: [Identifier: (last: Int64, inOrderSince: Int64)] = [:]
+        /// Per list, the last version that touched each watch key of the
+        /// condition paths its views' waiters have used (``Touches``), while
+        /// the hub hears the list: a view's waiter parking behind the list's
+        /// head whose key no commit since touched parks at the head instead
+        /// of being answered an unchanged view (and parking again, behind).
+        var touches: [Identifier: Touches] = [:]
+    }
+
+    /// The watch keys a list's commits touched, for the condition paths in ``paths``.
+    struct Touches {
+        /// From this version on, every commit heard was looked at for ``paths``.
+        var since: Int64
+        var paths: Set<[String]>
+        /// The last version that touched each key (none: not touched since ``since``).
+        var last: [String: Int64] = [:]
+
+        /// The most keys remembered; beyond, the record starts again from the commit.
+        static let maxKeys = 65_536
     }
 
     /// Where a view's waiter waits: under a key of its list and its first
@@ -52,12 +70,16 @@ final class ChangeHub: Sendable {
     }
 
     private let router: CommitRouter
+    /// The most versions the store's history keeps: a view's waiter further
+    /// behind is answered (a reset) rather than parked at the head.
+    private let historyVersions: Int64
     private let state = Mutex(State())
     private let ticker: Ticker
     private let answers: WaiterAnswers
 
     init(router: CommitRouter, computer: ChangeComputer, metrics: ServiceMetrics, tick: Duration = .milliseconds(100)) {
         self.router = router
+        self.historyVersions = computer.views.history.versions
         let parker = WaiterAnswers.Parker()
         self.answers = WaiterAnswers(router: router, computer: computer, metrics: metrics, parker: parker)
         self.ticker = Ticker(tick: tick)
@@ -96,24 +118,37 @@ final class ChangeHub: Sendable {
 
     /// Parks `parked` until one of its lists passes its version, or its deadline passes.
     func park(_ parked: Parked) -> ParkResult {
-        let since = parked.since
+        var parked = parked
         let epochs = parked.epochs
         let deadline = parked.deadline
         let exchange = parked.exchange
         let result: (ParkResult, UInt64?) = state.withLock { state in
             if state.shuttingDown { return (.shuttingDown, nil) }
-            for list in since.keys where state.subscriptions[list] == nil {
+            for list in parked.since.keys where state.subscriptions[list] == nil {
                 state.subscriptions[list] = router.commits(of: list).subscribe(onNext: { [weak self] commits in
                     for commit in commits { self?.committed(commit) }
                 })
             }
-            for (list, version) in since {
+            for (list, version) in parked.since {
                 guard let head = router.head(of: list) else { continue }
+                if case .one = parked.watch, let view = parked.views[list] {
+                    track(view, of: list, head: head.version, in: &state)
+                }
                 if head.version != version || (epochs[list].map { $0 != head.epoch } ?? false) {
-                    unsubscribeUnwatched(since.keys, in: &state)
+                    if let heard = unchangedView(parked, of: list, since: version, head: head, in: state) {
+                        // Parked at the last commit heard: those after it, still on their way
+                        // to the hub, wake it as any commit does.
+                        if heard > version {
+                            parked = parked.parkedAgain(
+                                since: [list: heard], sameSince: [list: parked.sameSince[list] ?? version])
+                        }
+                        continue
+                    }
+                    unsubscribeUnwatched(parked.since.keys, in: &state)
                     return (.changed, nil)
                 }
             }
+            let since = parked.since
             var watches: [String: Int64] = [:]
             for (list, version) in since {
                 if case .one = parked.watch, let view = parked.views[list], let (key, watch) = ViewWatch.key(list, view)
@@ -133,6 +168,40 @@ final class ChangeHub: Sendable {
             exchange.onCancel { [weak self] in self?.cancel(id) }
         }
         return result.0
+    }
+
+    /// Starts recording which commits touch `view`'s watch key on `list`
+    /// (its condition path), if not recorded yet: from `head`, the version the
+    /// router knows (a commit after it is heard; one before it is not asked about).
+    private func track(_ view: ViewSpec, of list: Identifier, head: Int64, in state: inout State) {
+        guard let (_, watch) = ViewWatch.key(list, view) else { return }
+        if var touches = state.touches[list] {
+            guard !touches.paths.contains(watch.path) else { return }
+            // A new path: its keys were not looked at before now.
+            touches.paths.insert(watch.path)
+            touches.since = max(touches.since, head, state.heard[list]?.last ?? head)
+            state.touches[list] = touches
+        } else {
+            state.touches[list] = Touches(since: max(head, state.heard[list]?.last ?? head), paths: [watch.path])
+        }
+    }
+
+    /// Whether the view `parked` follows on `list` is known to be the same
+    /// from `since` to the last commit the hub heard: every commit after
+    /// `since` up to it was heard, in order, and none touched the view's
+    /// watch key. Returns that commit's version then (the commits after it,
+    /// up to `head`, are still on their way to the hub), else nil.
+    private func unchangedView(_ parked: Parked, of list: Identifier, since: Int64, head: ListHead, in state: State)
+        -> Int64?
+    {
+        guard case .one = parked.watch, let view = parked.views[list], let (key, _) = ViewWatch.key(list, view),
+            since < head.version, head.version - since <= historyVersions,
+            parked.epochs[list].map({ $0 == head.epoch }) ?? true,
+            let heard = state.heard[list], heard.last >= since, heard.last <= head.version,
+            heard.inOrderSince <= since,
+            let touches = state.touches[list], touches.since <= since, (touches.last[key] ?? .min) <= since
+        else { return nil }
+        return heard.last
     }
 
     /// Answers every parked request with "no change" and refuses new parks,
@@ -155,9 +224,17 @@ final class ChangeHub: Sendable {
         let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])] = state.withLock { state in
             let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])]
             var keys = [commit.list.rawValue]
+            var paths = Set(state.viewWatches[commit.list]?.values.map(\.path) ?? [])
+            if let touches = state.touches[commit.list] { paths.formUnion(touches.paths) }
+            let touched = commit.deleted || paths.isEmpty ? nil : Self.touchedKeys(of: commit, paths: paths)
             if let watches = state.viewWatches[commit.list] {
-                keys += commit.deleted ? Array(watches.keys) : Self.woken(watches, by: commit)
+                if commit.deleted {
+                    keys += Array(watches.keys)
+                } else if let touched {
+                    keys += touched.all ? Array(watches.keys) : touched.keys.filter { watches[$0] != nil }
+                }
             }
+            record(touched, of: commit, in: &state)
             if commit.deleted {
                 state.heard[commit.list] = nil
                 let all = keys.flatMap { state.table.removeAll(watching: $0) }
@@ -184,8 +261,10 @@ final class ChangeHub: Sendable {
                         let list = commit.list
                         let restamped = group.waiters.map { waiter in
                             var waiter = waiter
+                            // The same since an earlier version, when it parked at the head so.
+                            let same = min(waiter.payload.sameSince[list] ?? group.since, group.since)
                             waiter.payload = waiter.payload.parkedAgain(
-                                since: [list: commit.version - 1], sameSince: [list: group.since])
+                                since: [list: commit.version - 1], sameSince: [list: same])
                             return waiter
                         }
                         woken.append((since: commit.version - 1, waiters: restamped))
@@ -233,6 +312,7 @@ final class ChangeHub: Sendable {
             state.subscriptions.removeValue(forKey: list)?.dispose()
             // Unsubscribed, the hub hears none of its commits: what it knew of their order ends here.
             state.heard[list] = nil
+            state.touches[list] = nil
         }
     }
 
@@ -242,7 +322,33 @@ final class ChangeHub: Sendable {
     /// `group` has the list's sections) or the commit has no recorded change.
     /// - Complexity: O(k · p) for k touched items and p distinct condition paths.
     static func woken(_ watches: [String: ViewWatch], by commit: Commit) -> [String] {
-        guard let change = commit.change else { return Array(watches.keys) }
+        let touched = touchedKeys(of: commit, paths: Set(watches.values.map(\.path)))
+        return touched.all ? Array(watches.keys) : touched.keys.filter { watches[$0] != nil }
+    }
+
+    /// Records which watch keys `commit` touched (`touched`, for the list's
+    /// tracked paths) in the list's ``Touches``.
+    private func record(_ touched: (all: Bool, keys: [String])?, of commit: Commit, in state: inout State) {
+        guard var touches = state.touches[commit.list] else { return }
+        guard !commit.deleted, let touched, !touched.all, touches.last.count + touched.keys.count <= Touches.maxKeys
+        else {
+            // Every key touched (or too many to remember): nothing is known unchanged before this commit.
+            touches.last = [:]
+            touches.since = max(touches.since, commit.version)
+            state.touches[commit.list] = touches
+            return
+        }
+        for key in touched.keys { touches.last[key] = max(touches.last[key] ?? .min, commit.version) }
+        state.touches[commit.list] = touches
+    }
+
+    /// The watch keys of `paths` that `commit` may have changed: for each
+    /// path, the value each touched item held there before and after; `all`
+    /// when a section was inserted, deleted, moved or updated (a view without
+    /// `group` has the list's sections) or the commit has no recorded change.
+    /// - Complexity: O(k · p) for k touched items and p paths.
+    static func touchedKeys(of commit: Commit, paths: Set<[String]>) -> (all: Bool, keys: [String]) {
+        guard let change = commit.change else { return (true, []) }
         func sectionOrder(_ sections: CondensedListSections) -> [String] {
             sections.map { section in
                 switch section.model {
@@ -251,9 +357,8 @@ final class ChangeHub: Sendable {
                 }
             }
         }
-        if sectionOrder(change.old) != sectionOrder(change.new) { return Array(watches.keys) }
-        let paths = Set(watches.values.map(\.path))
-        var woken: [String] = []
+        if sectionOrder(change.old) != sectionOrder(change.new) { return (true, []) }
+        var touched: [String] = []
         for side in [change.old, change.new] {
             for section in side {
                 for item in section.items {
@@ -263,13 +368,12 @@ final class ChangeHub: Sendable {
                     else { continue }
                     for path in paths {
                         guard let value = model.value(atPath: path) else { continue }
-                        let key = ViewWatch(path: path, value: value.canonicalText).key(commit.list)
-                        if watches[key] != nil { woken.append(key) }
+                        touched.append(ViewWatch(path: path, value: value.canonicalText).key(commit.list))
                     }
                 }
             }
         }
-        return woken
+        return (false, touched)
     }
 
     /// Answers a `POST /changes` waiter with every watched list that moved on.

@@ -72,7 +72,10 @@ struct ChangeRoutes: RouteGroup {
         case .version(let given): version = given
         }
         let upToDate = version == head.version && (epoch == nil || epoch == head.epoch)
-        if upToDate {
+        // A view's follower behind the list parks too when the hub knows its
+        // view is the same since: writes elsewhere in the list wake it for nothing.
+        let mayBeUnchanged = view != nil && version < head.version && timeout > .zero
+        if upToDate || mayBeUnchanged {
             if timeout <= .zero { return respond(.unchanged(head, from: version), exchange) }
             switch hub.park(
                 .one(head.id), since: [head.id: version], epochs: [head.id: head.epoch], timeout: timeout,

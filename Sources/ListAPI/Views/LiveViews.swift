@@ -81,6 +81,8 @@ final class LiveViews: Sendable {
     var usage: (views: Int, bytes: Int) { table.withLock { ($0.entries.count, $0.bytes) } }
     /// How many views were built from the list's rows (for tests and metrics).
     var builds: Int { table.withLock { $0.builds } }
+    /// The store's history retention, as the recent commits know it.
+    var history: (versions: Int64, age: Duration) { spans.history }
     /// How many spans were taken from the recent commits rather than read from history (for tests).
     var spansFromRecentCommits: Int { fromRecent.load(ordering: .relaxed) }
 
