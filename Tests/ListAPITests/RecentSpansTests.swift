@@ -1,3 +1,4 @@
+import JSON
 import ListModel
 import ListStore
 import ListdTestSupport
@@ -22,7 +23,7 @@ import Testing
         ItemRow(
             id: id, section: Identifier("s\(Int.random(in: 0..<3, using: &random))")!,
             key: Int64.random(in: 0..<100, using: &random),
-            model: try Model(parsing: Array("{\"n\":\(Int.random(in: 0..<1_000, using: &random))}".utf8)))
+            model: try Model(parsing: Array("{\"n\":\(Int.random(in: 0..<4, using: &random))}".utf8)))
     }
 
     @Test(arguments: Array(UInt64(1)...40))
@@ -117,6 +118,22 @@ import Testing
                         change.before == old[id] && change.after == new[id],
                         "seed \(seed): \(id) from v\(since) to v\(head)")
                 }
+                // Filtered by a view's condition: the members (items holding the value)
+                // at `since`, moved by the filtered span, are the members at `head`.
+                let value = try Model(parsing: Array("\(Int.random(in: 0..<4, using: &random))".utf8)).jsonValue()
+                func members(_ rows: Rows) -> Rows {
+                    rows.filter { (try? $0.value.model.jsonValue().value(atPath: ["n"])) == value }
+                }
+                let filtered = try #require(
+                    spans.span(
+                        of: list, since: since, through: ListHead(id: list, epoch: epoch, version: head), name: "n",
+                        matching: (["n"], value)))
+                var moved = members(old)
+                for (id, change) in filtered.items {
+                    moved[id] = change.after.flatMap { members([id: $0])[id] }
+                }
+                #expect(moved == members(new), "seed \(seed): members of n = \(value) from v\(since) to v\(head)")
+                #expect(filtered.items.count <= span.items.count)
                 checked += 1
             }
             // Another epoch's head is never answered from this run.

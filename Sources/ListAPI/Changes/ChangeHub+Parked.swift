@@ -58,6 +58,12 @@ extension ChangeHub {
             self.sameSince = sameSince
         }
 
+        /// The view watch keys it parks under (a single list's view with a condition).
+        var viewKeys: [String] {
+            guard case .one = watch else { return [] }
+            return views.compactMap { ViewWatch.key($0.key, $0.value)?.0 }
+        }
+
         /// The version the client holds of `list`.
         func held(_ list: Identifier) -> Int64 { held[list] ?? since[list] ?? 0 }
 

@@ -272,7 +272,7 @@ final class ChangeHub: Sendable {
                 }
                 groups = woken
             }
-            unsubscribeUnwatched([commit.list], in: &state)
+            unsubscribeUnwatched([commit.list], keys: Array(keys.dropFirst()), in: &state)
             return groups
         }
         for group in groups {
@@ -288,7 +288,7 @@ final class ChangeHub: Sendable {
     private func cancel(_ id: UInt64) {
         state.withLock { state in
             guard let waiter = state.table.remove(id) else { return }
-            unsubscribeUnwatched(waiter.payload.since.keys, in: &state)
+            unsubscribeUnwatched(waiter.payload.since.keys, keys: waiter.payload.viewKeys, in: &state)
         }
     }
 
@@ -296,17 +296,29 @@ final class ChangeHub: Sendable {
         let now = ticker.currentTick
         let expired = state.withLock { state in
             let expired = state.table.expire(through: now)
-            for waiter in expired { unsubscribeUnwatched(waiter.payload.since.keys, in: &state) }
+            for waiter in expired {
+                unsubscribeUnwatched(waiter.payload.since.keys, keys: waiter.payload.viewKeys, in: &state)
+            }
             return expired
         }
         for waiter in expired { answers.unchanged(waiter.payload) }
     }
 
-    private func unsubscribeUnwatched(_ lists: some Sequence<Identifier>, in state: inout State) {
+    /// Forgets the view watch keys of `lists` no waiter watches any more
+    /// (only `keys`, when given: those that may have lost their waiters, so
+    /// a commit costs the views it woke, not a look at every view), and
+    /// unsubscribes from lists nothing watches.
+    private func unsubscribeUnwatched(
+        _ lists: some Sequence<Identifier>, keys: [String]? = nil, in state: inout State
+    ) {
         for list in lists {
-            if let watches = state.viewWatches[list] {
-                let watched = watches.filter { state.table.isWatched($0.key) }
-                state.viewWatches[list] = watched.isEmpty ? nil : watched
+            if var watches = state.viewWatches[list] {
+                if let keys {
+                    for key in keys where watches[key] != nil && !state.table.isWatched(key) { watches[key] = nil }
+                } else {
+                    watches = watches.filter { state.table.isWatched($0.key) }
+                }
+                state.viewWatches[list] = watches.isEmpty ? nil : watches
             }
             guard !state.table.isWatched(list.rawValue), state.viewWatches[list] == nil else { continue }
             state.subscriptions.removeValue(forKey: list)?.dispose()

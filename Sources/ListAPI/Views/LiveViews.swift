@@ -144,12 +144,15 @@ final class LiveViews: Sendable {
         // view turned out to be past them (moved on by a read of history).
         var recent = true
         for _ in 0..<4 {
+            guard maxChanges == nil else { return try await reset(key, from: reported) }
+            // Kept (or built) first: the recent commits serve only a kept view.
+            let kept = try await keptOrBuilt(key)
             var read = recent ? recentSpan(key, since: from) : nil
+            let fromRing = read != nil
             if read == nil { read = try await store.touched(key.list, since: from) }
-            guard let span = read, epoch.map({ $0 == span.head.epoch }) ?? true, maxChanges == nil else {
+            guard let span = read, epoch.map({ $0 == span.head.epoch }) ?? true else {
                 return try await reset(key, from: reported)
             }
-            let kept = try await keptOrBuilt(key)
             let head = kept.state.withLock { $0.head }
             if head.epoch != span.head.epoch {
                 drop(key)
@@ -161,7 +164,9 @@ final class LiveViews: Sendable {
                 }
                 continue
             }
-            let stale = kept.state.withLock { $0.isCheaperToRebuild(than: span.head.version) }
+            // Far behind with only history to read: built again rather than moved forward
+            // (the recent commits move it by those that concern it, at their cost).
+            let stale = !fromRing && kept.state.withLock { $0.isCheaperToRebuild(than: span.head.version) }
             if stale {
                 // Far behind: built again from its candidate rows rather than moved forward.
                 drop(key)
@@ -170,7 +175,13 @@ final class LiveViews: Sendable {
             if head.version < from {
                 // Older than the version asked about: first its own span, then read again.
                 var read = recent ? recentSpan(key, since: head.version) : nil
-                if read == nil { read = try await store.touched(key.list, since: head.version) }
+                if read == nil {
+                    if kept.state.withLock({ $0.isCheaperToRebuild(than: from) }) {
+                        drop(key)
+                        continue
+                    }
+                    read = try await store.touched(key.list, since: head.version)
+                }
                 guard let own = read, own.head.epoch == head.epoch else {
                     drop(key)
                     continue
@@ -220,7 +231,9 @@ final class LiveViews: Sendable {
             return nil
         }
         let (name, epoch) = kept.state.withLock { ($0.name, $0.head.epoch) }
-        guard epoch == head.epoch, let span = spans.span(of: key.list, since: version, through: head, name: name)
+        let condition = key.view.conditions.first.map { (path: $0.path, value: $0.value) }
+        guard epoch == head.epoch,
+            let span = spans.span(of: key.list, since: version, through: head, name: name, matching: condition)
         else { return nil }
         fromRecent.add(1, ordering: .relaxed)
         return span

@@ -1,4 +1,5 @@
 import DequeModule
+import JSON
 import ListModel
 import ListStore
 import Synchronization
@@ -24,6 +25,39 @@ final class RecentSpans: Sendable {
         /// When it was recorded (about when it committed): the store keeps a
         /// version's state only while the next commit is younger than its history age.
         var at: ContinuousClock.Instant
+        /// Whether the commit inserted, deleted, moved or changed a section.
+        var sectionsChanged: Bool
+        /// The values its touched items held at each path asked about, before and after.
+        var values: TouchedValues
+
+        init(_ rows: TouchedRows) {
+            self.rows = rows
+            at = .now
+            sectionsChanged = rows.sections.values.contains { $0.before != $0.after }
+            values = TouchedValues()
+        }
+    }
+
+    /// The values one commit's touched items held at a path, before and
+    /// after, worked out when first asked (parsing each touched model once)
+    /// and kept for every later view asking about the same path.
+    private final class TouchedValues: Sendable {
+        let byPath = Mutex<[[String]: Set<JSONValue>]>([:])
+
+        func contains(_ value: JSONValue, at path: [String], in rows: TouchedRows) -> Bool {
+            if let known = byPath.withLock({ $0[path] }) { return known.contains(value) }
+            var found = Set<JSONValue>()
+            for change in rows.items.values {
+                for row in [change.before, change.after] {
+                    // A model that does not parse matches no view: it is refused when a view reads it.
+                    guard let row, let model = try? row.model.jsonValue(), let held = model.value(atPath: path)
+                    else { continue }
+                    found.insert(held)
+                }
+            }
+            byPath.withLock { $0[path] = found }
+            return found.contains(value)
+        }
     }
 
     private struct Ring {
@@ -47,7 +81,7 @@ final class RecentSpans: Sendable {
             }
             epoch = commit.epoch
             first = commit.version - 1
-            entries.append(Entry(rows: touched, at: .now))
+            entries.append(Entry(touched))
             rows = touched.count
         }
     }
@@ -121,7 +155,7 @@ final class RecentSpans: Sendable {
             if !commit.deleted, ring.epoch == commit.epoch, commit.version == ring.end + 1,
                 let touched = commit.touched
             {
-                ring.entries.append(Entry(rows: touched, at: .now))
+                ring.entries.append(Entry(touched))
                 ring.rows += touched.count
             } else {
                 ring.restart(commit)
@@ -139,9 +173,19 @@ final class RecentSpans: Sendable {
     /// entity's row before the first of them and after the last. `nil` when
     /// the run does not cover that span (or is of another epoch).
     /// - Complexity: O(k) for k touched rows in the span.
-    func span(of list: Identifier, since version: Int64, through head: ListHead, name: String) -> TouchedSpan? {
+    ///
+    /// `matching`: a view's equality condition (its first `where`): only the
+    /// commits that touched an item holding that value before or after, or
+    /// changed a section, are merged. The others cannot change the view (an
+    /// item that never held the value there is in it at neither end), so
+    /// the span moves the view as the whole one would, at the cost of the
+    /// commits that concern it.
+    func span(
+        of list: Identifier, since version: Int64, through head: ListHead, name: String,
+        matching condition: (path: [String], value: JSONValue)? = nil
+    ) -> TouchedSpan? {
         guard head.version - version <= history.versions else { return nil }
-        let slice = state.withLock { state -> [TouchedRows]? in
+        let entries = state.withLock { state -> [Entry]? in
             guard let ring = state.rings[list], ring.epoch == head.epoch, version >= ring.first,
                 version <= head.version,
                 head.version <= ring.end
@@ -152,9 +196,17 @@ final class RecentSpans: Sendable {
             if history.age > .zero, start < end, ring.entries[start].at.duration(to: .now) >= history.age {
                 return nil
             }
-            return ring.entries[start..<end].map(\.rows)
+            return Array(ring.entries[start..<end])
         }
-        guard let slice else { return nil }
+        guard let entries else { return nil }
+        // Outside the lock: the store's thread appends under it.
+        let slice =
+            condition.map { condition in
+                entries.compactMap { entry in
+                    entry.sectionsChanged || entry.values.contains(condition.value, at: condition.path, in: entry.rows)
+                        ? entry.rows : nil
+                }
+            } ?? entries.map(\.rows)
         guard var merged = slice.first else {
             return TouchedSpan(head: head, name: name, from: version, sections: [:], items: [:])
         }
