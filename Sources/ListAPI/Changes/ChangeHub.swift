@@ -231,7 +231,7 @@ final class ChangeHub: Sendable {
                 if commit.deleted {
                     keys += Array(watches.keys)
                 } else if let touched {
-                    keys += touched.all ? Array(watches.keys) : touched.keys.filter { watches[$0] != nil }
+                    keys += Self.woken(watches, touched: touched)
                 }
             }
             record(touched, of: commit, in: &state)
@@ -334,8 +334,12 @@ final class ChangeHub: Sendable {
     /// `group` has the list's sections) or the commit has no recorded change.
     /// - Complexity: O(k · p) for k touched items and p distinct condition paths.
     static func woken(_ watches: [String: ViewWatch], by commit: Commit) -> [String] {
-        let touched = touchedKeys(of: commit, paths: Set(watches.values.map(\.path)))
-        return touched.all ? Array(watches.keys) : touched.keys.filter { watches[$0] != nil }
+        woken(watches, touched: touchedKeys(of: commit, paths: Set(watches.values.map(\.path))))
+    }
+
+    /// The keys of `watches` among those a commit touched (all of them when it touched every key).
+    private static func woken(_ watches: [String: ViewWatch], touched: (all: Bool, keys: [String])) -> [String] {
+        touched.all ? Array(watches.keys) : touched.keys.filter { watches[$0] != nil }
     }
 
     /// Records which watch keys `commit` touched (`touched`, for the list's
