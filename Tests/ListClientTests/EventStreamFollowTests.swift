@@ -34,9 +34,14 @@ import Testing
         #expect(parser.retryMilliseconds == 1000)
     }
 
+    /// `base` over `transport`. A stream silent for `pollTimeout + responseSlack` is
+    /// given up and opened again; listd's heartbeat comes every 15 s, so the slack
+    /// here covers one: a quiet stretch under load (every suite at once on two cores)
+    /// must not reopen a stream that a test counts.
     static func options(_ transport: FollowTransport, _ base: FollowOptions = EndToEndTests.options) -> FollowOptions {
         var options = base
         options.transport = transport
+        if transport != .longPoll { options.responseSlack = max(options.responseSlack, .seconds(20)) }
         return options
     }
 
