@@ -113,9 +113,17 @@ public final class ListdProcess: Sendable {
 
 /// Finds and runs the `listd` executable that `swift build` put beside the test bundle.
 public enum ListdBinary {
-    /// The executable's location.
+    /// The executable's location: `LISTD_TEST_BINARY` when set (CI's
+    /// AddressSanitizer step runs the suite against an instrumented listd),
+    /// else the one beside the test bundle.
     public static var url: URL {
         get throws {
+            if let path = ProcessInfo.processInfo.environment["LISTD_TEST_BINARY"] {
+                guard FileManager.default.isExecutableFile(atPath: path) else {
+                    throw TestFailure("LISTD_TEST_BINARY names no executable: \(path)")
+                }
+                return URL(fileURLWithPath: path)
+            }
             let executable = URL(
                 fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             var directory = executable.deletingLastPathComponent()
