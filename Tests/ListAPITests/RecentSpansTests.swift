@@ -41,6 +41,8 @@ import Testing
         var runStart: Int64?
         var checked = 0
         var given = 0
+        /// The versions whose commit changed a section, in this epoch.
+        var sectionVersions = Set<Int64>()
         for _ in 0..<300 {
             let roll = Int.random(in: 0..<40, using: &random)
             if roll == 0 {
@@ -50,6 +52,7 @@ import Testing
                 states = [0: [:]]
                 version = 0
                 runStart = nil
+                sectionVersions = []
                 continue
             }
             if roll == 1, version > 0 {
@@ -79,11 +82,21 @@ import Testing
             }
             version += 1
             states[version] = rows
+            // One commit in eight also changes a section (its key): every view's
+            // filtered span takes it whatever its items held.
+            var sections: [Identifier: RowChange<SectionRow>] = [:]
+            if Int.random(in: 0..<8, using: &random) == 0 {
+                let model = try Model(parsing: Array("{}".utf8))
+                sections["s0"] = RowChange(
+                    before: SectionRow(id: "s0", key: version - 1, model: model),
+                    after: SectionRow(id: "s0", key: version, model: model))
+                sectionVersions.insert(version)
+            }
             let carriesRows = Int.random(in: 0..<15, using: &random) != 0
             spans.record(
                 Commit(
                     list: list, epoch: epoch, version: version, deleted: false,
-                    touched: carriesRows ? TouchedRows(sections: [:], items: touched) : nil))
+                    touched: carriesRows ? TouchedRows(sections: sections, items: touched) : nil))
             if carriesRows {
                 runStart = max(runStart ?? (version - 1), version - Int64(maxVersions))
             } else {
@@ -134,6 +147,10 @@ import Testing
                 }
                 #expect(moved == members(new), "seed \(seed): members of n = \(value) from v\(since) to v\(head)")
                 #expect(filtered.items.count <= span.items.count)
+                // A section changed between the ends reaches every filtered span.
+                #expect(
+                    filtered.sections.isEmpty == sectionVersions.allSatisfy { $0 <= since || $0 > head },
+                    "seed \(seed): sections from v\(since) to v\(head)")
                 checked += 1
             }
             // Another epoch's head is never answered from this run.

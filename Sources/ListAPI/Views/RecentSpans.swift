@@ -25,27 +25,19 @@ final class RecentSpans: Sendable {
         /// When it was recorded (about when it committed): the store keeps a
         /// version's state only while the next commit is younger than its history age.
         var at: ContinuousClock.Instant
-        /// Whether the commit inserted, deleted, moved or changed a section.
-        var sectionsChanged: Bool
-        /// The values its touched items held at each path asked about, before and after.
-        var values: TouchedValues
 
         init(_ rows: TouchedRows) {
             self.rows = rows
             at = .now
-            sectionsChanged = rows.sections.values.contains { $0.before != $0.after }
-            values = TouchedValues()
         }
-    }
 
-    /// The values one commit's touched items held at a path, before and
-    /// after, worked out when first asked (parsing each touched model once)
-    /// and kept for every later view asking about the same path.
-    private final class TouchedValues: Sendable {
-        let byPath = Mutex<[[String]: Set<JSONValue>]>([:])
+        /// Whether the commit inserted, deleted, moved or changed a section.
+        static func changesSections(_ rows: TouchedRows) -> Bool {
+            rows.sections.values.contains { $0.before != $0.after }
+        }
 
-        func contains(_ value: JSONValue, at path: [String], in rows: TouchedRows) -> Bool {
-            if let known = byPath.withLock({ $0[path] }) { return known.contains(value) }
+        /// The values the commit's touched items held at `path`, before or after.
+        static func values(at path: [String], in rows: TouchedRows) -> Set<JSONValue> {
             var found = Set<JSONValue>()
             for change in rows.items.values {
                 for row in [change.before, change.after] {
@@ -55,9 +47,54 @@ final class RecentSpans: Sendable {
                     found.insert(held)
                 }
             }
-            byPath.withLock { $0[path] = found }
-            return found.contains(value)
+            return found
         }
+    }
+
+    /// For one path, the versions of the run's commits whose touched items
+    /// held each value there (before or after), ascending: which commits can
+    /// move a view whose `where` asks for that value, found without a scan.
+    /// Built on first ask and extended by each later ask over the commits
+    /// recorded since, so each commit's models are parsed once per path, off
+    /// the store's thread. Versions the run let go of are skipped by the
+    /// search and pruned once they outnumber the run.
+    private struct PathIndex {
+        /// The version through which the run's commits are indexed.
+        var through: Int64
+        var versions: [JSONValue: [Int64]] = [:]
+        /// How many versions `versions` holds in all, pruned or not.
+        var count = 0
+
+        /// `versions[value]` in `after...through`.
+        func versions(of value: JSONValue, after: Int64, through: Int64) -> ArraySlice<Int64> {
+            guard let all = versions[value] else { return [] }
+            return all[RecentSpans.slice(all, after: after, through: through)]
+        }
+
+        /// Drops the versions at or before `first` (the run's start).
+        mutating func prune(before first: Int64) {
+            count = 0
+            versions = versions.compactMapValues { all in
+                let kept = all.drop { $0 <= first }
+                count += kept.count
+                return kept.isEmpty ? nil : Array(kept)
+            }
+        }
+    }
+
+    /// The indices of ascending `versions` in `after...through`, by binary search.
+    static func slice(_ versions: [Int64], after: Int64, through: Int64) -> Range<Int> {
+        func firstIndex(above bound: Int64) -> Int {
+            var low = 0
+            var high = versions.count
+            while low < high {
+                let middle = (low + high) / 2
+                if versions[middle] <= bound { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        let start = firstIndex(above: after)
+        return start..<max(start, firstIndex(above: through))
     }
 
     private struct Ring {
@@ -69,20 +106,47 @@ final class RecentSpans: Sendable {
         var first: Int64 = 0
         var entries: Deque<Entry> = []
         var rows = 0
+        /// Which run this is: a restart starts another (so an index built
+        /// outside the lock over one run is never added to the next).
+        var run = 0
+        /// The versions of the run's commits that changed a section, ascending.
+        var sectionVersions: [Int64] = []
+        /// By `where` path asked about.
+        var indexes: [[String]: PathIndex] = [:]
         /// The version the run ends at.
         var end: Int64 { first + Int64(entries.count) }
 
-        mutating func restart(_ commit: Commit) {
+        mutating func append(_ touched: TouchedRows, version: Int64) {
+            entries.append(Entry(touched))
+            rows += touched.count
+            if Entry.changesSections(touched) { sectionVersions.append(version) }
+        }
+
+        mutating func restart(_ commit: Commit, run: Int) {
             entries.removeAll()
             rows = 0
+            sectionVersions.removeAll()
+            indexes.removeAll()
+            self.run = run
             guard !commit.deleted, let touched = commit.touched else {
                 epoch = nil
                 return
             }
             epoch = commit.epoch
             first = commit.version - 1
-            entries.append(Entry(touched))
-            rows = touched.count
+            append(touched, version: commit.version)
+        }
+
+        /// Lets go of the oldest commit.
+        mutating func dropFirst() {
+            rows -= entries.removeFirst().rows.count
+            first += 1
+            if sectionVersions.count > 2 * entries.count + 64 {
+                sectionVersions.removeAll { $0 <= first }
+            }
+            for (path, index) in indexes where index.count > 2 * entries.count + 64 {
+                indexes[path]?.prune(before: first)
+            }
         }
     }
 
@@ -100,6 +164,8 @@ final class RecentSpans: Sendable {
     private struct State {
         var rings: [Identifier: Ring] = [:]
         var rows = 0
+        /// The runs started so far (the next run's number).
+        var runs = 0
     }
 
     private let state = Mutex(State())
@@ -155,16 +221,15 @@ final class RecentSpans: Sendable {
             if !commit.deleted, ring.epoch == commit.epoch, commit.version == ring.end + 1,
                 let touched = commit.touched
             {
-                ring.entries.append(Entry(touched))
-                ring.rows += touched.count
+                ring.append(touched, version: commit.version)
             } else {
-                ring.restart(commit)
+                state.runs += 1
+                ring.restart(commit, run: state.runs)
             }
             while ring.entries.count > maxVersions
                 || (ring.entries.count > 1 && (ring.rows > maxRows || state.rows + ring.rows > maxTotalRows))
             {
-                ring.rows -= ring.entries.removeFirst().rows.count
-                ring.first += 1
+                ring.dropFirst()
             }
         }
     }
@@ -172,7 +237,9 @@ final class RecentSpans: Sendable {
     /// What the commits after `version` up to `head` touched, merged: each
     /// entity's row before the first of them and after the last. `nil` when
     /// the run does not cover that span (or is of another epoch).
-    /// - Complexity: O(k) for k touched rows in the span.
+    /// - Complexity: O(k) for k touched rows in the span; with a condition,
+    ///   O(log n + k) for k rows in the commits that concern it (n: the run's
+    ///   commits), plus, once per commit and path, parsing its touched models.
     ///
     /// `matching`: a view's equality condition (its first `where`): only the
     /// commits that touched an item holding that value before or after, or
@@ -185,28 +252,44 @@ final class RecentSpans: Sendable {
         matching condition: (path: [String], value: JSONValue)? = nil
     ) -> TouchedSpan? {
         guard head.version - version <= history.versions else { return nil }
-        let entries = state.withLock { state -> [Entry]? in
-            guard let ring = state.rings[list], ring.epoch == head.epoch, version >= ring.first,
-                version <= head.version,
-                head.version <= ring.end
-            else { return nil }
-            let start = Int(version - ring.first)
-            let end = Int(head.version - ring.first)
-            // The state at `version` is kept while the commit after it is younger than the age.
-            if history.age > .zero, start < end, ring.entries[start].at.duration(to: .now) >= history.age {
-                return nil
+        var slice: [TouchedRows]?
+        for _ in 0..<3 {
+            let found = state.withLock { state -> Lookup in
+                guard let ring = state.rings[list] else { return .uncovered }
+                return lookup(in: ring, since: version, through: head, matching: condition)
             }
-            return Array(ring.entries[start..<end])
-        }
-        guard let entries else { return nil }
-        // Outside the lock: the store's thread appends under it.
-        let slice =
-            condition.map { condition in
-                entries.compactMap { entry in
-                    entry.sectionsChanged || entry.values.contains(condition.value, at: condition.path, in: entry.rows)
-                        ? entry.rows : nil
+            switch found {
+            case .uncovered:
+                return nil
+            case .rows(let rows):
+                slice = rows
+            case .unindexed(let run, let from, let pending):
+                // Outside the lock (the store's thread appends under it): parse the
+                // models of the commits not indexed yet, then add them, unless the run
+                // or the index moved meanwhile (then only look again).
+                guard let condition else { return nil }
+                var found: [(JSONValue, Int64)] = []
+                for (version, rows) in pending {
+                    for value in Entry.values(at: condition.path, in: rows) { found.append((value, version)) }
                 }
-            } ?? entries.map(\.rows)
+                let through = pending.last?.version ?? from
+                state.withLock { state in
+                    guard var ring = state.rings[list], ring.run == run else { return }
+                    let index = ring.indexes[condition.path]
+                    guard (index?.through ?? from) == from else { return }
+                    state.rings[list] = nil
+                    var grown = index ?? PathIndex(through: from)
+                    for (value, version) in found { grown.versions[value, default: []].append(version) }
+                    grown.count += found.count
+                    grown.through = through
+                    ring.indexes[condition.path] = grown
+                    state.rings[list] = ring
+                }
+                continue
+            }
+            break
+        }
+        guard let slice else { return nil }
         guard var merged = slice.first else {
             return TouchedSpan(head: head, name: name, from: version, sections: [:], items: [:])
         }
@@ -227,6 +310,64 @@ final class RecentSpans: Sendable {
             }
         }
         return TouchedSpan(head: head, name: name, from: version, sections: merged.sections, items: merged.items)
+    }
+
+    private enum Lookup {
+        /// The run does not cover the span.
+        case uncovered
+        /// The rows of the commits in the span (that concern the condition), in order.
+        case rows([TouchedRows])
+        /// The condition's path is not indexed through the span's end: the
+        /// commits of run `run` after `from` to index, with their versions.
+        case unindexed(run: Int, from: Int64, [(version: Int64, rows: TouchedRows)])
+    }
+
+    /// ``span(of:since:through:name:matching:)``'s part under the lock.
+    private func lookup(
+        in ring: Ring, since version: Int64, through head: ListHead,
+        matching condition: (path: [String], value: JSONValue)?
+    ) -> Lookup {
+        guard ring.epoch == head.epoch, version >= ring.first, version <= head.version, head.version <= ring.end
+        else { return .uncovered }
+        let start = Int(version - ring.first)
+        let end = Int(head.version - ring.first)
+        // The state at `version` is kept while the commit after it is younger than the age.
+        if history.age > .zero, start < end, ring.entries[start].at.duration(to: .now) >= history.age {
+            return .uncovered
+        }
+        guard let condition else { return .rows(ring.entries[start..<end].map(\.rows)) }
+        let index = ring.indexes[condition.path]
+        let indexed = max(index?.through ?? ring.first, ring.first)
+        guard indexed >= head.version else {
+            let pending = ring.entries[Int(indexed - ring.first)...].enumerated().map {
+                (version: indexed + Int64($0.offset) + 1, rows: $0.element.rows)
+            }
+            return .unindexed(run: ring.run, from: index?.through ?? ring.first, pending)
+        }
+        // The versions of the commits that held the value or changed a section, merged in order.
+        let held = index?.versions(of: condition.value, after: version, through: head.version) ?? []
+        let sections = ring.sectionVersions[
+            Self.slice(ring.sectionVersions, after: version, through: head.version)]
+        var rows: [TouchedRows] = []
+        rows.reserveCapacity(held.count + sections.count)
+        var a = held.startIndex
+        var b = sections.startIndex
+        while a < held.endIndex || b < sections.endIndex {
+            let next: Int64
+            if b == sections.endIndex || (a < held.endIndex && held[a] < sections[b]) {
+                next = held[a]
+                a += 1
+            } else if a == held.endIndex || sections[b] < held[a] {
+                next = sections[b]
+                b += 1
+            } else {
+                next = held[a]
+                a += 1
+                b += 1
+            }
+            rows.append(ring.entries[Int(next - ring.first) - 1].rows)
+        }
+        return .rows(rows)
     }
 
     /// How many lists have a ring, and how many commits and rows they hold (for tests and metrics).
