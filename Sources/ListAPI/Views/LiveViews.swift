@@ -202,9 +202,13 @@ final class LiveViews: Sendable {
                             let answer = EncodedChangeAnswer.unchanged(state.head, from: reported, to: from)
                             return .success((answer, state.approximateBytes))
                         }
-                        let old = try state.sections(before: span)
-                        let answer = EncodedChangeAnswer.view(
-                            from: old, at: reported, to: state.viewSections, state.head)
+                        let answer: EncodedChangeAnswer
+                        if let change = try state.condensedChange(since: span) {
+                            answer = .view(condensedFrom: change.old, at: reported, to: change.new, state.head)
+                        } else {
+                            let old = try state.sections(before: span)
+                            answer = .view(from: old, at: reported, to: state.viewSections, state.head)
+                        }
                         return .success((answer, state.approximateBytes))
                     } catch {
                         return .failure(error)

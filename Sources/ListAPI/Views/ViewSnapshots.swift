@@ -96,4 +96,16 @@ extension EncodedChangeAnswer {
         answer.ofView = true
         return answer
     }
+
+    /// A view's net change given as two condensed states (``ViewState/condensedChange(since:)``):
+    /// costs what changed, not the view's size.
+    static func view(
+        condensedFrom old: CondensedListSections, at from: Int64, to new: CondensedListSections, _ head: ListHead
+    ) -> EncodedChangeAnswer {
+        var answer = stages(
+            ListChangeset(condensedFrom: old, to: new), list: head.id, epoch: head.epoch, from: from,
+            to: head.version)
+        answer.ofView = true
+        return answer
+    }
 }

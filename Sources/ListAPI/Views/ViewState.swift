@@ -35,7 +35,9 @@ struct ViewState: Sendable {
     /// The members' keys, in order (an order-statistics set: O(log m) to insert or remove).
     private(set) var ordered: ViewMembers
     /// Member ids by key.
-    private var ids: [ViewKey: Identifier]
+    private(set) var ids: [ViewKey: Identifier]
+    /// The list's section ids in the list's order.
+    private(set) var sortedSectionIDs: [Identifier]
     /// Roughly the bytes this state holds (for the views' memory budget), kept as members come and go.
     private(set) var approximateBytes: Int
     /// How many rows building it read: beyond a few times as many versions
@@ -44,7 +46,7 @@ struct ViewState: Sendable {
 
     /// Whether the members' keys hold their section's position (else a
     /// section's move changes no key).
-    private var keysHoldSections: Bool { view.group == nil || view.order == nil }
+    var keysHoldSections: Bool { view.group == nil || view.order == nil }
 
     /// The view of `rows` (which may hold items that do not match: they are left out).
     /// - Throws: `invalidModel` when a stored model does not parse.
@@ -55,6 +57,7 @@ struct ViewState: Sendable {
         name = rows.name
         buildRows = rows.items.count + rows.sections.count
         sections = Dictionary(rows.sections.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        sortedSectionIDs = Self.sortedIDs(sections)
         members = [:]
         ids = [:]
         var keyed: [(ViewKey, Identifier)] = []
@@ -70,12 +73,17 @@ struct ViewState: Sendable {
         for member in members.values { approximateBytes += Self.bytes(of: member) }
     }
 
+    /// The ids of `sections` in the list's order.
+    private static func sortedIDs(_ sections: [Identifier: SectionRow]) -> [Identifier] {
+        sections.values.sorted { ($0.key, $0.id.rawValue) < ($1.key, $1.id.rawValue) }.map(\.id)
+    }
+
     private static func bytes(of member: Member) -> Int {
         200 + member.key.bytes.count * 2 + member.row.model.byteCount
     }
 
     /// `row` as a member of `view`, or nil when it does not match (or its section is unknown).
-    private static func member(_ row: ItemRow, of view: ViewSpec, sections: [Identifier: SectionRow])
+    static func member(_ row: ItemRow, of view: ViewSpec, sections: [Identifier: SectionRow])
         throws(StoreError) -> Member?
     {
         guard let section = sections[row.section] else { return nil }
@@ -121,6 +129,7 @@ struct ViewState: Sendable {
             guard let row, let member = try Self.member(row, of: view, sections: sections) else { continue }
             insert(member)
         }
+        if !span.sections.isEmpty { sortedSectionIDs = Self.sortedIDs(sections) }
         // Items of a deleted section were deleted with it (and are in the span).
         head = span.head
         name = span.name
