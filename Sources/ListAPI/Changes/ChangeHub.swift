@@ -144,7 +144,7 @@ final class ChangeHub: Sendable {
                         }
                         continue
                     }
-                    unsubscribeUnwatched(parked.since.keys, in: &state)
+                    unsubscribeUnwatched(parked.since.keys, keys: parked.viewKeys, in: &state)
                     return (.changed, nil)
                 }
             }
@@ -224,8 +224,12 @@ final class ChangeHub: Sendable {
         let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])] = state.withLock { state in
             let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])]
             var keys = [commit.list.rawValue]
-            var paths = Set(state.viewWatches[commit.list]?.values.map(\.path) ?? [])
-            if let touches = state.touches[commit.list] { paths.formUnion(touches.paths) }
+            // The paths of the list's view watches: every watch's path is tracked
+            // (`track`, when it parks) while the list has watches, so this is
+            // O(paths), not a look at every view.
+            let paths =
+                state.touches[commit.list]?.paths
+                ?? Set(state.viewWatches[commit.list]?.values.map(\.path) ?? [])
             let touched = commit.deleted || paths.isEmpty ? nil : Self.touchedKeys(of: commit, paths: paths)
             if let watches = state.viewWatches[commit.list] {
                 if commit.deleted {
@@ -305,20 +309,18 @@ final class ChangeHub: Sendable {
     }
 
     /// Forgets the view watch keys of `lists` no waiter watches any more
-    /// (only `keys`, when given: those that may have lost their waiters, so
-    /// a commit costs the views it woke, not a look at every view), and
+    /// (only `keys`: those that may have lost their waiters, so a commit or
+    /// a park costs the views it concerns, not a look at every view), and
     /// unsubscribes from lists nothing watches.
     private func unsubscribeUnwatched(
-        _ lists: some Sequence<Identifier>, keys: [String]? = nil, in state: inout State
+        _ lists: some Sequence<Identifier>, keys: [String], in state: inout State
     ) {
         for list in lists {
-            if var watches = state.viewWatches[list] {
-                if let keys {
-                    for key in keys where watches[key] != nil && !state.table.isWatched(key) { watches[key] = nil }
-                } else {
-                    watches = watches.filter { state.table.isWatched($0.key) }
-                }
-                state.viewWatches[list] = watches.isEmpty ? nil : watches
+            if state.viewWatches[list] != nil {
+                // Only the keys named, in place: a filter over every watch, or a copy of
+                // them, would cost O(views) per call.
+                for key in keys where !state.table.isWatched(key) { state.viewWatches[list]?[key] = nil }
+                if state.viewWatches[list]?.isEmpty == true { state.viewWatches[list] = nil }
             }
             guard !state.table.isWatched(list.rawValue), state.viewWatches[list] == nil else { continue }
             state.subscriptions.removeValue(forKey: list)?.dispose()
@@ -344,18 +346,22 @@ final class ChangeHub: Sendable {
 
     /// Records which watch keys `commit` touched (`touched`, for the list's
     /// tracked paths) in the list's ``Touches``.
+    /// - Complexity: O(k) for the k keys touched: the record is changed in
+    ///   place (a copy of it would cost every key it remembers, at every commit).
     private func record(_ touched: (all: Bool, keys: [String])?, of commit: Commit, in state: inout State) {
-        guard var touches = state.touches[commit.list] else { return }
-        guard !commit.deleted, let touched, !touched.all, touches.last.count + touched.keys.count <= Touches.maxKeys
+        guard let remembered = state.touches[commit.list]?.last.count else { return }
+        guard !commit.deleted, let touched, !touched.all, remembered + touched.keys.count <= Touches.maxKeys
         else {
             // Every key touched (or too many to remember): nothing is known unchanged before this commit.
-            touches.last = [:]
-            touches.since = max(touches.since, commit.version)
-            state.touches[commit.list] = touches
+            let since = max(state.touches[commit.list]?.since ?? .min, commit.version)
+            state.touches[commit.list]?.last = [:]
+            state.touches[commit.list]?.since = since
             return
         }
-        for key in touched.keys { touches.last[key] = max(touches.last[key] ?? .min, commit.version) }
-        state.touches[commit.list] = touches
+        for key in touched.keys {
+            let last = max(state.touches[commit.list]?.last[key] ?? .min, commit.version)
+            state.touches[commit.list]?.last[key] = last
+        }
     }
 
     /// The watch keys of `paths` that `commit` may have changed: for each
