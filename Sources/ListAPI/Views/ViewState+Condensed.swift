@@ -141,7 +141,9 @@ extension ViewState {
         }
         let oldSet = Set(oldPlaces)
         let newSet = Set(newPlaces)
-        func isCommon(_ place: Place) -> Bool { !real.contains(place) && oldSet.contains(place) && newSet.contains(place) }
+        func isCommon(_ place: Place) -> Bool {
+            !real.contains(place) && oldSet.contains(place) && newSet.contains(place)
+        }
 
         // Where real sections sit among the common ones, in either state: a run of
         // common sections breaks there, so that both states hold the same runs.
