@@ -57,6 +57,23 @@ import Testing
         await app.close()
     }
 
+    /// Views on two condition paths of one list: a commit is looked at for both,
+    /// and wakes only the follower whose value it touched.
+    @Test func followersOfTwoPathsAreEachWokenByTheirOwnValue() async throws {
+        let (app, byOwner, _) = try await Self.followed()
+        let byNumber = app.send(.get, "/lists/l/changes?since=1&timeout=30&where=n:2")
+        try await waitUntil("both followers are parked") { app.service.parkedWaiters == 2 }
+        // b held n = 2: its follower is woken; a's owner view is left alone.
+        _ = try await app.json(.patch, "/lists/l", json: Self.update("b", owner: "y", 9))
+        let numbered = try ChangeAnswer(json: try JSONValue(parsing: try await byNumber.response().body))
+        #expect(numbered.from == 1 && numbered.to == 2 && !numbered.stages.isEmpty)
+        #expect(byOwner.answered == nil)
+        _ = try await app.json(.patch, "/lists/l", json: Self.update("a", owner: "x", 10))
+        let owned = try ChangeAnswer(json: try JSONValue(parsing: try await byOwner.response().body))
+        #expect(owned.to == 3 && !owned.stages.isEmpty)
+        await app.close()
+    }
+
     @Test func aFollowerBehindWhoseViewChangedIsAnsweredAtOnce() async throws {
         let (app, first, _) = try await Self.followed()
         _ = try await app.json(.patch, "/lists/l", json: Self.update("a", owner: "x", 7))

@@ -25,6 +25,9 @@ final class ChangeHub: Sendable {
         /// The watch keys of views' waiters, by list: each names the first
         /// `where` condition of the views parked under it (``ViewWatch``).
         var viewWatches: [Identifier: [String: ViewWatch]] = [:]
+        /// Per list, how many of its view watch keys name each condition path:
+        /// the paths a commit is looked at for, without a look at every watch.
+        var watchPaths: [Identifier: [[String]: Int]] = [:]
         /// Per list, the last commit version heard and the version after which
         /// every commit was heard in order: a view's waiter parked at or after
         /// it and woken by a commit was not changed by the commits before it.
@@ -154,6 +157,9 @@ final class ChangeHub: Sendable {
                 if case .one = parked.watch, let view = parked.views[list], let (key, watch) = ViewWatch.key(list, view)
                 {
                     watches[key] = version
+                    if state.viewWatches[list]?[key] == nil {
+                        state.watchPaths[list, default: [:]][watch.path, default: 0] += 1
+                    }
                     state.viewWatches[list, default: [:]][key] = watch
                 } else {
                     watches[list.rawValue] = version
@@ -224,12 +230,10 @@ final class ChangeHub: Sendable {
         let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])] = state.withLock { state in
             let groups: [(since: Int64, waiters: [WaiterTable<Parked>.Waiter])]
             var keys = [commit.list.rawValue]
-            // The paths of the list's view watches: every watch's path is tracked
-            // (`track`, when it parks) while the list has watches, so this is
-            // O(paths), not a look at every view.
-            let paths =
-                state.touches[commit.list]?.paths
-                ?? Set(state.viewWatches[commit.list]?.values.map(\.path) ?? [])
+            // The paths of the list's view watches and tracked views: O(paths), not a look at every view.
+            var paths = Set<[String]>()
+            if let counted = state.watchPaths[commit.list] { paths.formUnion(counted.keys) }
+            if let touches = state.touches[commit.list] { paths.formUnion(touches.paths) }
             let touched = commit.deleted || paths.isEmpty ? nil : Self.touchedKeys(of: commit, paths: paths)
             if let watches = state.viewWatches[commit.list] {
                 if commit.deleted {
@@ -319,8 +323,15 @@ final class ChangeHub: Sendable {
             if state.viewWatches[list] != nil {
                 // Only the keys named, in place: a filter over every watch, or a copy of
                 // them, would cost O(views) per call.
-                for key in keys where !state.table.isWatched(key) { state.viewWatches[list]?[key] = nil }
-                if state.viewWatches[list]?.isEmpty == true { state.viewWatches[list] = nil }
+                for key in keys where !state.table.isWatched(key) {
+                    guard let removed = state.viewWatches[list]?.removeValue(forKey: key) else { continue }
+                    state.watchPaths[list]?[removed.path]? -= 1
+                    if state.watchPaths[list]?[removed.path] == 0 { state.watchPaths[list]?[removed.path] = nil }
+                }
+                if state.viewWatches[list]?.isEmpty == true {
+                    state.viewWatches[list] = nil
+                    state.watchPaths[list] = nil
+                }
             }
             guard !state.table.isWatched(list.rawValue), state.viewWatches[list] == nil else { continue }
             state.subscriptions.removeValue(forKey: list)?.dispose()
