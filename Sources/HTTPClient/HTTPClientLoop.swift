@@ -155,7 +155,7 @@ final class HTTPClientLoop: Sendable {
                 handle(connection, flags, buffer)
             }
             let now = System.monotonicNanoseconds()
-            if woken || now >= plannedCheck.load(ordering: .relaxed) { checkDeadlines(now) }
+            if woken || now >= plannedCheck.load(ordering: .relaxed) { checkDeadlines(now, buffer) }
         }
     }
 
@@ -363,9 +363,20 @@ final class HTTPClientLoop: Sendable {
     }
 
     /// Fails the exchanges past their deadline and plans the next check for the earliest left.
-    private func checkDeadlines(_ now: UInt64) {
+    ///
+    /// An exchange past its deadline first gets one more read: when this thread
+    /// was held up (a loaded machine), an answer may have arrived since the last
+    /// `epoll_wait`, and an answer already in the socket is not a timeout.
+    private func checkDeadlines(_ now: UInt64, _ buffer: UnsafeMutableRawBufferPointer) {
         // A thread that starts an exchange while this runs sees `.max` and wakes the loop.
         plannedCheck.store(.max, ordering: .releasing)
+        let due = connections.withLock { Array($0.values) }.filter { connection in
+            connection.phase.withLock { phase in
+                if case .busy(let exchange) = phase { return exchange.deadline <= now }
+                return false
+            }
+        }
+        for connection in due { read(connection, buffer) }
         let all = connections.withLock { Array($0.values) }
         var earliest = UInt64.max
         var expired: [(LoopConnection, UnsafeContinuation<ExchangeOutcome, Never>)] = []

@@ -303,7 +303,10 @@ import Testing
             request.timeout = .seconds(60)
             answer = try await client.perform(request)
         } catch {
-            Issue.record("\(error); the first connection: \(seen.withLock { $0 }); accepted: \(server.requests)")
+            let first = seen.withLock { $0 }
+            Issue.record(
+                "\(error); the first connection: \(first); accepted: \(server.requests); opened: \(client.connectionsOpened)"
+            )
             return
         }
         #expect(answer.status == .ok)
