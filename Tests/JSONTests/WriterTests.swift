@@ -38,6 +38,24 @@ import Testing
         #expect(try JSONValue(parsing: writer.bytes)["sections"]?[1]?["model"]?["qty"] == 3)
     }
 
+    /// Integers are written as Swift prints them: every digit count, both signs,
+    /// each power of ten and its neighbours, the extremes, and random ones.
+    @Test func integersAreWrittenAsSwiftPrintsThem() {
+        var values: [Int64] = [0, 1, -1, 9, 10, -10, Int64.max, Int64.min, Int64.min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -(power - 1), -power, -(power + 1)]
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 { values.append(Int64.random(in: .min ... .max, using: &generator)) }
+        var writer = JSONWriter()
+        writer.array { array in
+            for value in values { array.int64(value) }
+        }
+        #expect(writer.text == "[" + values.map(String.init).joined(separator: ",") + "]")
+    }
+
     @Test func closureFormsNestAndEscapeKeysAndStrings() throws {
         var writer = JSONWriter()
         writer.array { array in
