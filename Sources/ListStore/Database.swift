@@ -35,11 +35,17 @@ package struct SQLDialect: Sendable {
     /// nothing). Otherwise (PostgreSQL) each row is rewritten in place, which
     /// runs its trigger (migration 0002).
     package let indexesItemsByInserting: Bool
+    /// Idempotency records are pruned in the order they were claimed, by
+    /// rowid (SQLite, migration 0011: no index on `created_at` to update on
+    /// each claim). Otherwise (PostgreSQL) through the index on `created_at`.
+    package let prunesIdempotencyKeysByRowid: Bool
 
     /// SQLite's (``SQLiteStore``).
-    package static let sqlite = SQLDialect(hasTextIndexTable: true, indexesItemsByInserting: true)
+    package static let sqlite = SQLDialect(
+        hasTextIndexTable: true, indexesItemsByInserting: true, prunesIdempotencyKeysByRowid: true)
     /// PostgreSQL's (`PostgresStore`).
-    package static let postgreSQL = SQLDialect(hasTextIndexTable: false, indexesItemsByInserting: false)
+    package static let postgreSQL = SQLDialect(
+        hasTextIndexTable: false, indexesItemsByInserting: false, prunesIdempotencyKeysByRowid: false)
 }
 
 extension SQLSession {

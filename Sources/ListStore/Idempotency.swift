@@ -241,10 +241,27 @@ extension Database {
         return try idempotencyRecord(caller: claim.caller, key: claim.key)
     }
 
-    /// Deletes up to `limit` records claimed before `cutoff`, oldest first,
-    /// through the index on `created_at`: the cost grows with the rows
-    /// removed, not the table. - Returns: whether more may remain.
+    /// Deletes up to `limit` records claimed before `cutoff`, oldest first:
+    /// the cost grows with the rows removed, not the table.
+    /// - Returns: whether more may remain.
+    ///
+    /// On SQLite the records are looked at in the order they were claimed
+    /// (rowid): of the first `limit`, those claimed before `cutoff` go. A
+    /// record claimed while the clock read later than a newer one's (the
+    /// clock was set back) holds the newer ones until it is due itself: late,
+    /// never early. Elsewhere through the index on `created_at`.
     func pruneIdempotencyKeys(before cutoff: Int64, limit: Int = 512) throws(StoreError) -> Bool {
+        if dialect.prunesIdempotencyKeysByRowid {
+            let removed = try rows(
+                """
+                DELETE FROM idempotency_keys WHERE rowid IN
+                    (SELECT rowid FROM (SELECT rowid, created_at FROM idempotency_keys ORDER BY rowid LIMIT ?)
+                     WHERE created_at < ?)
+                RETURNING 1
+                """, [.integer(Int64(limit)), .integer(cutoff)]
+            ) { _ in true }
+            return removed.count == limit
+        }
         let removed = try rows(
             """
             DELETE FROM idempotency_keys WHERE (caller, idem_key) IN
