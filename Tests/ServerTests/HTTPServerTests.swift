@@ -399,7 +399,9 @@ import Testing
         server.shutdown(drainTimeout: .milliseconds(200))
         server.waitUntilStopped()
         let elapsed = System.monotonicNanoseconds() - start
-        #expect(elapsed >= 150_000_000 && elapsed < 1_000_000_000)
+        // At the drain timeout, not at the parked request's end (it never ends): the upper
+        // bound leaves room for a loaded run, where the loop's thread may wait for a core.
+        #expect(elapsed >= 150_000_000 && elapsed < 10_000_000_000)
         #expect(cancelled.value == 1)
         #expect(client.closesWithoutMoreBytes())
     }
