@@ -6,6 +6,9 @@
 # with keys in no order (KEYS=random: random keys, where the script's own
 # arrive nearly in order, as UUIDv7 keys do). SQLite by
 # default; with STORE=postgres://... on that database (a fresh list per run).
+# On SQLite each line also gives the writer thread's CPU a write (its utime +
+# stime from /proc over the round's requests): the key's cost on the one thread
+# that bounds the rate, without the disk's noise in writes/s.
 # [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 idempotency.sh
 # Needs: apt-get install -y wrk
 set -euo pipefail
@@ -15,11 +18,25 @@ items="${ITEMS:-10000}"
 rounds="${ROUNDS:-3}"
 duration="${DURATION:-10}"
 single_listd
-measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s
-    local requests
+ticks_per_second=$(getconf CLK_TCK)
+writer_ticks() {  # utime + stime of listd's thread named store-writer (SQLite's writer); nothing if none
+    for task in /proc/"$listd_pid"/task/*; do
+        if [ "$(cat "$task/comm" 2>/dev/null)" = store-writer ]; then
+            awk '{ print $14 + $15 }' "$task/stat"
+            return
+        fi
+    done
+}
+measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s (and the writer thread's CPU a write)
+    local requests before after
+    before=$(writer_ticks)
     requests=$(KEYS="${3:-}" LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d"${duration}s" -s "$here/$2" \
         "http://127.0.0.1:$port" | awk '/requests in/ { print $1 }')
-    awk -v label="$1" -v n="$requests" -v d="$duration" 'BEGIN { printf "%s: %.0f writes/s\n", label, n / d }'
+    after=$(writer_ticks)
+    awk -v label="$1" -v n="$requests" -v d="$duration" -v b="$before" -v a="$after" -v hz="$ticks_per_second" \
+        'BEGIN { printf "%s: %.0f writes/s", label, n / d
+                 if (b != "" && a != "") printf ", writer thread %.1f us/write", (a - b) / hz * 1e6 / n
+                 printf "\n" }'
 }
 
 echo "cores: $(nproc); load average: $(cat /proc/loadavg); store: ${STORE:+postgres}${STORE:-sqlite}"
