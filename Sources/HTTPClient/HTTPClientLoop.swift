@@ -370,14 +370,15 @@ final class HTTPClientLoop: Sendable {
     private func checkDeadlines(_ now: UInt64, _ buffer: UnsafeMutableRawBufferPointer) {
         // A thread that starts an exchange while this runs sees `.max` and wakes the loop.
         plannedCheck.store(.max, ordering: .releasing)
-        let due = connections.withLock { Array($0.values) }.filter { connection in
+        let all = connections.withLock { Array($0.values) }
+        let due = all.filter { connection in
             connection.phase.withLock { phase in
                 if case .busy(let exchange) = phase { return exchange.deadline <= now }
                 return false
             }
         }
+        // A read that ends a connection leaves it `closed`, which the walk below skips.
         for connection in due { read(connection, buffer) }
-        let all = connections.withLock { Array($0.values) }
         var earliest = UInt64.max
         var expired: [(LoopConnection, UnsafeContinuation<ExchangeOutcome, Never>)] = []
         var silent: [(LoopConnection, ResponseBodyStream)] = []
