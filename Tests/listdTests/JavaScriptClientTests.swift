@@ -33,12 +33,13 @@ import Testing
         environment["LISTD_TEST_WRITE_TOKEN"] = token
         let (process, output) = try ChildProcess.logged(
             URL(fileURLWithPath: node), ["--test", "clients/js/"], environment: environment, directory: Self.root)
-        await output.finished(timeout: .seconds(120))
-        // A node test that never ends must fail this test, not hang the whole run.
+        // A node test that never ends must fail this test, not hang the whole run. Alone
+        // the files take about 15 s; beside the other suites on 2 cores, about 70 s.
+        await output.finished(timeout: .seconds(300))
         let hung = process.isRunning
         if hung { kill(process.processIdentifier, SIGKILL) }
         _ = await process.exited()
-        #expect(!hung, "node --test clients/js/ still ran after 120 s and was killed:\n\(output.text.suffix(4000))")
+        #expect(!hung, "node --test clients/js/ still ran after 300 s and was killed:\n\(output.text.suffix(4000))")
         #expect(process.terminationStatus == 0, "node --test clients/js/ failed:\n\(output.text.suffix(4000))")
         #expect(output.text.contains("# fail 0"), "\(output.text.suffix(2000))")
         #expect(output.text.contains("# skipped 0"), "the live tests ran against the listd started here")
