@@ -44,6 +44,31 @@ final class PostgresSession: SQLSession {
         }
     }
 
+    /// ``rows(_:_:)`` read lazily: each row hands out its columns as they are
+    /// read, straight from libpq's result (no array of values per row).
+    func forEachRow(
+        _ sql: String, _ values: [SQLValue], _ visit: (any SQLSessionRow) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        let rows: Postgres.Rows
+        do { rows = try connection.query(translate(sql), values.map(\.postgres)) } catch {
+            throw StoreError.postgres(error)
+        }
+        for index in 0..<rows.count {
+            guard try visit(LazyRow(row: rows[index])) else { return }
+        }
+    }
+
+    /// A row of a ``Rows``, decoding a column when it is read.
+    private struct LazyRow: SQLSessionRow {
+        let row: Postgres.Row
+
+        /// A column the row does not have, or text its type cannot parse, reads as NULL,
+        /// as in ``rows(_:_:)``'s callers' lenient reads (neither happens with the store's own SQL).
+        func value(_ column: Int32) -> SQLValue {
+            (try? row.value(Int(column)))?.sqlValue ?? .null
+        }
+    }
+
     /// Sends the statement in the connection's pipeline inside a transaction
     /// (its failure surfaces at the next statement that reads, or at the
     /// writer's `RELEASE`), so a write's `INSERT`s and `UPDATE`s cost no round
