@@ -36,6 +36,15 @@ public enum Condensed<Element: Diffable>: Diffable {
     }
 
     @inlinable
+    public func hasSameIdentity(as other: Condensed<Element>) -> Bool {
+        switch (self, other) {
+        case (.element(let left), .element(let right)): left.hasSameIdentity(as: right)
+        case (.run(let left, _), .run(let right, _)): left == right
+        default: false
+        }
+    }
+
+    @inlinable
     public func hasSameContent(as other: Condensed<Element>) -> Bool {
         switch (self, other) {
         case (.element(let left), .element(let right)): left.hasSameContent(as: right)
@@ -143,7 +152,7 @@ extension StagedChangeset {
     static func sameShape<Element>(_ before: Condensed<Element>, _ after: Condensed<Element>) -> Int? {
         switch (before, after) {
         case (.element(let left), .element(let right)):
-            return left.identityHash == right.identityHash && left.id == right.id ? 1 : nil
+            return left.identityHash == right.identityHash && left.hasSameIdentity(as: right) ? 1 : nil
         case (.run(let leftID, let left), .run(let rightID, let right)):
             return leftID == rightID && left == right ? left : nil
         default:

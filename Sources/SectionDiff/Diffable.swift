@@ -19,12 +19,22 @@ public protocol Diffable: Identifiable {
     ///
     /// `false` makes the diff report an update of the element.
     func hasSameContent(as other: Self) -> Bool
+
+    /// Whether `self` and `other` have the same identity: `id == other.id`.
+    ///
+    /// The matching's inner loops ask this for every element; a conformer
+    /// whose `id` is built on the fly (``Condensed``) answers it without
+    /// building two identities and comparing them through their generic `==`.
+    func hasSameIdentity(as other: Self) -> Bool
 }
 
 extension Diffable {
     /// The identity's own hash, seeded per process.
     @inlinable
     public var identityHash: Int { id.hashValue }
+
+    @inlinable
+    public func hasSameIdentity(as other: Self) -> Bool { id == other.id }
 }
 
 extension Diffable where Self: Equatable {

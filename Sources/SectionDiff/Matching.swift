@@ -204,7 +204,7 @@ struct OldItemIndex<Model: Diffable, Item: Diffable> {
     @inlinable @inline(__always)
     func store(_ mixed: UInt64, _ oldItem: Int) {
         let earlier = table.insert(mixed: mixed, index: Int32(oldItem)) { other in
-            item(Int(other)).id == item(oldItem).id
+            item(Int(other)).hasSameIdentity(as: item(oldItem))
         }
         if earlier >= 0 { match[oldItem] = -2 }
     }
@@ -268,7 +268,7 @@ struct OldItemIndex<Model: Diffable, Item: Diffable> {
                 let entry = buffered[slot]
                 let oldItem = Int(IdentityTable.index(ofEntry: entry))
                 let earlier = table.insert(entry: entry, region: region) { other in
-                    item(Int(other)).id == item(oldItem).id
+                    item(Int(other)).hasSameIdentity(as: item(oldItem))
                 }
                 if earlier >= 0 { match[oldItem] = -2 }
             }
@@ -302,7 +302,7 @@ struct OldItemIndex<Model: Diffable, Item: Diffable> {
                     let newItem = base + j
                     newSectionOf[newItem] = Int32(newSection)
                     @inline(__always) func isFree(_ oldItem: Int) -> Bool {
-                        oldItem < oldTotal && match[oldItem] == -1 && item(oldItem).id == items[j].id
+                        oldItem < oldTotal && match[oldItem] == -1 && item(oldItem).hasSameIdentity(as: items[j])
                     }
                     var oldItem: Int32 = -1
                     if isFree(predicted) {
@@ -314,7 +314,7 @@ struct OldItemIndex<Model: Diffable, Item: Diffable> {
                     }
                     if oldItem < 0 {
                         oldItem = table.find(mixed: IdentityTable.mix(items[j].identityHash)) { other in
-                            item(Int(other)).id == items[j].id
+                            item(Int(other)).hasSameIdentity(as: items[j])
                         }
                     }
                     if oldItem >= 0 && match[Int(oldItem)] == -1 {
