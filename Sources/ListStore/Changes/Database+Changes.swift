@@ -227,15 +227,18 @@ extension Database {
         guard complete else { return nil }
         var touched = TouchedEntities()
         // Entities that existed at neither end are left out, as the join leaves
-        // them out, and named apart, as the join names them.
-        touched.sections = sections.filter { $0.value.before != nil || $0.value.after != nil }
-        touched.items = items.filter { $0.value.before != nil || $0.value.after != nil }
+        // them out, and named apart, as the join names them. Removed in place:
+        // they are few, and a filtered copy would hash every entry again.
         for (id, states) in sections where states.before == nil && states.after == nil {
             touched.vanishedSections.insert(id)
         }
         for (id, states) in items where states.before == nil && states.after == nil {
             touched.vanishedItems.insert(id)
         }
+        for id in touched.vanishedSections { sections.removeValue(forKey: id) }
+        for id in touched.vanishedItems { items.removeValue(forKey: id) }
+        touched.sections = sections
+        touched.items = items
         var holding: [Identifier: TouchedEntities.SectionState] = [:]
         try readSections(touched.unlistedSections, of: list) { row in
             holding[row.identifier(1)] = TouchedEntities.SectionState(
