@@ -19,6 +19,13 @@ package protocol SQLSession: AnyObject {
     func forEachRow(
         _ sql: String, _ values: [SQLValue], _ visit: (any SQLSessionRow) throws(StoreError) -> Bool
     ) throws(StoreError)
+    /// ``forEachRow(_:_:_:)`` over several statements' rows, one statement
+    /// after the other, until `visit` returns false. A session may send them
+    /// all at once, so the database answers the next while `visit` reads one.
+    func forEachRow(
+        _ statements: [(sql: String, values: [SQLValue])],
+        _ visit: (any SQLSessionRow) throws(StoreError) -> Bool
+    ) throws(StoreError)
     /// Runs a statement whose rows nobody reads (an `INSERT`, `UPDATE`,
     /// `DELETE`). A session may send it without waiting for its answer; its
     /// failure is then thrown by the session's next call that waits.
@@ -58,6 +65,21 @@ package struct SQLDialect: Sendable {
 extension SQLSession {
     package func run(_ sql: String, _ values: [SQLValue]) throws(StoreError) {
         _ = try rows(sql, values)
+    }
+
+    /// The statements one at a time, for a session that cannot send them together.
+    package func forEachRow(
+        _ statements: [(sql: String, values: [SQLValue])],
+        _ visit: (any SQLSessionRow) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        for statement in statements {
+            var stopped = false
+            try forEachRow(statement.sql, statement.values) { row throws(StoreError) in
+                stopped = try !visit(row)
+                return !stopped
+            }
+            if stopped { return }
+        }
     }
 
     /// ``forEachRow(_:_:_:)`` over ``rows(_:_:)``, for a session that has no lazier way.
@@ -205,6 +227,28 @@ package struct Database {
             }
         case .session(let session):
             try session.forEachRow(sql, values) { row throws(StoreError) in try visit(StoreRow(.session(row))) }
+        }
+    }
+
+    /// ``forEach(_:_:_:)`` over several statements' rows, one statement after
+    /// the other, until `visit` returns false. A session sends them together,
+    /// so the database answers the next while `visit` reads one (a long read
+    /// split into statements overlaps the database's work with the store's).
+    func forEach(
+        _ statements: [(sql: String, values: [SQLValue])], _ visit: (StoreRow) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        switch backend {
+        case .sqlite:
+            for statement in statements {
+                var stopped = false
+                try forEach(statement.sql, statement.values) { row throws(StoreError) in
+                    stopped = try !visit(row)
+                    return !stopped
+                }
+                if stopped { return }
+            }
+        case .session(let session):
+            try session.forEachRow(statements) { row throws(StoreError) in try visit(StoreRow(.session(row))) }
         }
     }
 

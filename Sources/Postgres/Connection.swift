@@ -311,6 +311,65 @@ public final class Connection {
         return last
     }
 
+    /// Runs `statements` in one pipeline and hands each one's rows to `each`
+    /// (with the statement's index) as soon as they arrive, in order: while
+    /// `each` reads one answer the server already works on the next, so a
+    /// long read split into statements costs the longer of the two, not the
+    /// sum. Statements queued before (``enqueue(_:_:outsideTransaction:)``)
+    /// go first in the same pipeline. Every answer is read, whatever `each`
+    /// does with them; the first statement's error is thrown once they are
+    /// (the statements after it did not run, and `each` saw none of them).
+    public func queries(
+        _ statements: [(sql: String, parameters: [PostgresValue])], _ each: (Int, Rows) -> Void
+    ) throws(PostgresError) {
+        guard !statements.isEmpty else { return }
+        for statement in statements { _ = try prepare(statement.sql) }
+        let handle = try open()
+        let earlier = queued.count
+        for statement in statements {
+            try send(statement.sql, prepared: prepared[statement.sql], statement.parameters)
+        }
+        let sent = queued
+        queued = []
+        func broken(_ what: String) -> PostgresError {
+            let error = PostgresError(
+                .connection, message: "\(what): \(PostgresError.connectionMessage(handle))", sql: sent.last)
+            close()
+            return error
+        }
+        guard PQpipelineSync(handle) == 1 else { throw broken("cannot send the pipeline") }
+        var firstError: PostgresError?
+        var answered = 0
+        while true {
+            guard let result = PQgetResult(handle) else {
+                answered += 1
+                if answered > sent.count || PQstatus(handle) != CONNECTION_OK {
+                    throw broken("the pipeline ended early")
+                }
+                continue
+            }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            let sql = answered < sent.count ? sent[answered] : ""
+            switch status {
+            case PGRES_TUPLES_OK where answered >= earlier && firstError == nil:
+                each(answered - earlier, Rows(result, sql: sql))
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_PIPELINE_ABORTED:
+                PQclear(result)
+            default:
+                if firstError == nil { firstError = PostgresError.from(result: result, connection: handle, sql: sql) }
+                PQclear(result)
+            }
+        }
+        guard answered == sent.count else { throw broken("the pipeline's answers do not match its statements") }
+        guard PQexitPipelineMode(handle) == 1 else { throw broken("cannot leave pipeline mode") }
+        if let firstError { throw firstError }
+        cleanSyncs += 1
+    }
+
     /// The handle, once the pipeline's answers are read (their first error is thrown here).
     private func ready() throws(PostgresError) -> OpaquePointer {
         if !queued.isEmpty { try sync() }

@@ -58,6 +58,36 @@ final class PostgresSession: SQLSession {
         }
     }
 
+    /// The statements in one pipeline (``Postgres/Connection/queries(_:_:)``):
+    /// PostgreSQL answers the next while `visit` reads one.
+    func forEachRow(
+        _ statements: [(sql: String, values: [SQLValue])],
+        _ visit: (any SQLSessionRow) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        var stopped = false
+        var failure: StoreError?
+        do {
+            try connection.queries(statements.map { (translate($0.sql), $0.values.map(\.postgres)) }) { _, rows in
+                guard !stopped else { return }
+                for index in 0..<rows.count {
+                    do throws(StoreError) {
+                        guard try visit(LazyRow(row: rows[index])) else {
+                            stopped = true
+                            return
+                        }
+                    } catch {
+                        failure = error
+                        stopped = true
+                        return
+                    }
+                }
+            }
+        } catch {
+            throw StoreError.postgres(error)
+        }
+        if let failure { throw failure }
+    }
+
     /// A row of a ``Rows``, decoding a column when it is read.
     private struct LazyRow: SQLSessionRow {
         let row: Postgres.Row

@@ -61,6 +61,52 @@ struct PipelineTests {
         }
     }
 
+    @Test func queriesHandEachStatementsRowsInOrderBehindTheQueuedOnes() async throws {
+        try await withDatabase { db, _ throws in
+            try db.execute("CREATE TABLE t (id int8 PRIMARY KEY)")
+            try db.execute("BEGIN")
+            try db.enqueue("INSERT INTO t (id) SELECT generate_series(1, $1)", [.integer(5_000)])
+            var seen: [(statement: Int, ids: [Int64])] = []
+            let select = "SELECT id FROM t WHERE id > $1 AND id <= $2 ORDER BY id"
+            try db.queries(
+                stride(from: 0, to: 5_000, by: 2_000).map {
+                    (select, [.integer(Int64($0)), .integer(Int64($0 + 2_000))])
+                }
+            ) { statement, rows in
+                seen.append((statement, (0..<rows.count).compactMap { try? rows[$0].int64(0) }))
+            }
+            // The queued INSERT ran first; each statement's rows came whole, in order.
+            #expect(seen.map(\.statement) == [0, 1, 2])
+            #expect(seen.map(\.ids.count) == [2_000, 2_000, 1_000])
+            #expect(seen.flatMap(\.ids) == Array(1...5_000))
+            #expect(db.queuedCount == 0)
+            #expect(db.transactionState == .inTransaction)
+            try db.execute("COMMIT")
+        }
+    }
+
+    @Test func aFailingQueryIsThrownOnceAllAnswersAreReadAndTheRowsAfterItAreNotHanded() async throws {
+        try await withDatabase { db, _ throws in
+            try db.execute("CREATE TABLE t (id int8 PRIMARY KEY)")
+            try db.execute("INSERT INTO t (id) SELECT generate_series(1, 10)")
+            try db.execute("BEGIN")
+            var handed: [Int] = []
+            let error = postgresError { () throws(PostgresError) in
+                try db.queries([
+                    ("SELECT id FROM t WHERE id <= $1", [.integer(5)]),
+                    ("SELECT id / $1 FROM t", [.integer(0)]),  // division by zero
+                    ("SELECT id FROM t WHERE id > $1", [.integer(5)]),
+                ]) { statement, _ in handed.append(statement) }
+            }
+            #expect(error?.sql?.contains("/") == true)
+            #expect(handed == [0])
+            // The connection is in step: the failed transaction rolls back, and it reads again.
+            #expect(db.transactionState == .failed)
+            try db.execute("ROLLBACK")
+            #expect(try db.query("SELECT count(*) FROM t")[0].int64(0) == 10)
+        }
+    }
+
     @Test func outsideATransactionAStatementRunsAtOnce() async throws {
         try await withDatabase { db, _ throws in
             try db.execute("CREATE TABLE t (id int8 PRIMARY KEY)")
