@@ -53,13 +53,20 @@ package struct SQLDialect: Sendable {
     /// rowid (SQLite, migration 0011: no index on `created_at` to update on
     /// each claim). Otherwise (PostgreSQL) through the index on `created_at`.
     package let prunesIdempotencyKeysByRowid: Bool
+    /// How many versions of history one statement of a catch-up reads. On
+    /// PostgreSQL, 2,000: the statements go in one pipeline, and the server
+    /// produces the next span's rows while the store reads these. SQLite,
+    /// in process, reads the whole span in one statement.
+    package let historyVersionsPerStatement: Int
 
     /// SQLite's (``SQLiteStore``).
     package static let sqlite = SQLDialect(
-        hasTextIndexTable: true, indexesItemsByInserting: true, prunesIdempotencyKeysByRowid: true)
+        hasTextIndexTable: true, indexesItemsByInserting: true, prunesIdempotencyKeysByRowid: true,
+        historyVersionsPerStatement: Int(Int32.max))
     /// PostgreSQL's (`PostgresStore`).
     package static let postgreSQL = SQLDialect(
-        hasTextIndexTable: false, indexesItemsByInserting: false, prunesIdempotencyKeysByRowid: false)
+        hasTextIndexTable: false, indexesItemsByInserting: false, prunesIdempotencyKeysByRowid: false,
+        historyVersionsPerStatement: 2_000)
 }
 
 extension SQLSession {

@@ -3,8 +3,8 @@ import ListStore
 import ListdTestSupport
 import Testing
 
-/// A catch-up reads the history of its span in statements of
-/// `historyChunk` (2,000) versions, sent together on PostgreSQL: an entity
+/// On PostgreSQL a catch-up reads the history of its span in statements of
+/// 2,000 versions (`SQLDialect.historyVersionsPerStatement`), sent together: an entity
 /// touched in several of them must take its state at V from the first
 /// statement that has it and its state now from the last. Catch-ups whose
 /// spans end on, just before and just after a statement's boundary, and one

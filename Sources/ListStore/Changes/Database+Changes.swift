@@ -164,9 +164,6 @@ extension Database {
     ///   before the migration): the caller reads the span with the join.
     /// - Complexity: O(k log k) for k history rows after `version`, plus
     ///   O(s log n) for s holding sections.
-    /// The versions a statement of ``touchedEntitiesFromHistory(_:since:through:expectedRows:)`` reads.
-    static let historyChunk = 2_000
-
     func touchedEntitiesFromHistory(
         _ list: Identifier, since version: Int64, through head: Int64, expectedRows: Int = 16
     ) throws(StoreError) -> TouchedEntities? {
@@ -175,15 +172,16 @@ extension Database {
         var items: [Identifier: (before: TouchedEntities.ItemState?, after: TouchedEntities.ItemState?)] = [:]
         items.reserveCapacity(min(expectedRows, 1 << 16))
         var complete = true
-        // In spans of `historyChunk` versions, in order: on a database across a
-        // connection, the rows of the next span are produced while these are read.
+        // In spans of the dialect's versions per statement, in order: on PostgreSQL
+        // the rows of the next span are produced while these are read.
         let statement = """
             SELECT kind, entity_id, existed, section_id, position, model,
                 after_state, after_section_id, after_position, after_model
             FROM history WHERE list_id = ? AND version > ? AND version <= ? ORDER BY version
             """
-        let spans = stride(from: version, to: head, by: Self.historyChunk).map { start in
-            (sql: statement, values: [list.sql, start.sql, min(head, start + Int64(Self.historyChunk)).sql])
+        let perStatement = dialect.historyVersionsPerStatement
+        let spans = stride(from: version, to: head, by: perStatement).map { start in
+            (sql: statement, values: [list.sql, start.sql, min(head, start + Int64(perStatement)).sql])
         }
         try forEach(spans) { row in
             let kind = row.int64(0)
