@@ -261,6 +261,26 @@ public final class Connection {
     }
 
     private func sync(keepingLast: Bool, tag: inout String?) throws(PostgresError) -> Rows? {
+        let count = queued.count
+        var last: Rows?
+        try readPipeline(tag: &tag) { index, result, sql in
+            guard keepingLast, index == count - 1 else { return false }
+            last = Rows(result, sql: sql)
+            return true
+        }
+        return last
+    }
+
+    /// Sends the sync point behind the queued statements and reads every
+    /// answer, then leaves pipeline mode. `keep` sees each successful answer
+    /// before the first failure (the statement's index among those queued,
+    /// libpq's result, the statement) and returns whether it took the result
+    /// (else it is freed here).
+    /// - Throws: the first statement's error (those after it did not run);
+    ///   `.connection` when the session broke, which is then closed.
+    private func readPipeline(
+        tag: inout String?, _ keep: (Int, OpaquePointer, String) -> Bool
+    ) throws(PostgresError) {
         let handle = try open()
         let statements = queued
         queued = []
@@ -272,7 +292,6 @@ public final class Connection {
         }
         guard PQpipelineSync(handle) == 1 else { throw broken("cannot send the pipeline") }
         var firstError: PostgresError?
-        var last: Rows?
         // Each statement's answer ends with a NULL; the sync point's answer ends the pipeline.
         var answered = 0
         while true {
@@ -288,15 +307,11 @@ public final class Connection {
                 PQclear(result)
                 break
             }
-            let sql = answered < statements.count ? statements[answered] : nil
+            let sql = answered < statements.count ? statements[answered] : ""
             switch status {
             case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
                 tag = PQcmdStatus(result).map { String(cString: $0) }
-                if keepingLast, answered == statements.count - 1, firstError == nil {
-                    last = Rows(result, sql: sql ?? "")
-                } else {
-                    PQclear(result)
-                }
+                if firstError != nil || !keep(answered, result, sql) { PQclear(result) }
             case PGRES_PIPELINE_ABORTED:
                 PQclear(result)
             default:
@@ -308,7 +323,6 @@ public final class Connection {
         guard PQexitPipelineMode(handle) == 1 else { throw broken("cannot leave pipeline mode") }
         if let firstError { throw firstError }
         cleanSyncs += 1
-        return last
     }
 
     /// Runs `statements` in one pipeline and hands each one's rows to `each`
@@ -324,50 +338,16 @@ public final class Connection {
     ) throws(PostgresError) {
         guard !statements.isEmpty else { return }
         for statement in statements { _ = try prepare(statement.sql) }
-        let handle = try open()
         let earlier = queued.count
         for statement in statements {
             try send(statement.sql, prepared: prepared[statement.sql], statement.parameters)
         }
-        let sent = queued
-        queued = []
-        func broken(_ what: String) -> PostgresError {
-            let error = PostgresError(
-                .connection, message: "\(what): \(PostgresError.connectionMessage(handle))", sql: sent.last)
-            close()
-            return error
+        var tag: String?
+        try readPipeline(tag: &tag) { index, result, sql in
+            guard index >= earlier, PQresultStatus(result) == PGRES_TUPLES_OK else { return false }
+            each(index - earlier, Rows(result, sql: sql))
+            return true
         }
-        guard PQpipelineSync(handle) == 1 else { throw broken("cannot send the pipeline") }
-        var firstError: PostgresError?
-        var answered = 0
-        while true {
-            guard let result = PQgetResult(handle) else {
-                answered += 1
-                if answered > sent.count || PQstatus(handle) != CONNECTION_OK {
-                    throw broken("the pipeline ended early")
-                }
-                continue
-            }
-            let status = PQresultStatus(result)
-            if status == PGRES_PIPELINE_SYNC {
-                PQclear(result)
-                break
-            }
-            let sql = answered < sent.count ? sent[answered] : ""
-            switch status {
-            case PGRES_TUPLES_OK where answered >= earlier && firstError == nil:
-                each(answered - earlier, Rows(result, sql: sql))
-            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY, PGRES_PIPELINE_ABORTED:
-                PQclear(result)
-            default:
-                if firstError == nil { firstError = PostgresError.from(result: result, connection: handle, sql: sql) }
-                PQclear(result)
-            }
-        }
-        guard answered == sent.count else { throw broken("the pipeline's answers do not match its statements") }
-        guard PQexitPipelineMode(handle) == 1 else { throw broken("cannot leave pipeline mode") }
-        if let firstError { throw firstError }
-        cleanSyncs += 1
     }
 
     /// The handle, once the pipeline's answers are read (their first error is thrown here).
