@@ -238,8 +238,8 @@ package struct Database {
     }
 
     /// ``forEach(_:_:_:)`` over several statements' rows, one statement after
-    /// the other, until `visit` returns false. A session sends them together,
-    /// so the database answers the next while `visit` reads one (a long read
+    /// the other, until `visit` returns false. A session may send them together
+    /// (PostgreSQL's does), so the database answers the next while `visit` reads one (a long read
     /// split into statements overlaps the database's work with the store's).
     func forEach(
         _ statements: [(sql: String, values: [SQLValue])], _ visit: (StoreRow) throws(StoreError) -> Bool
