@@ -100,13 +100,35 @@ extension SQLSession {
 }
 
 /// One row of an ``SQLSession``'s answer, its columns read one at a time.
-package protocol SQLSessionRow {
+///
+/// A row is good only while the `visit` it was handed to runs (a session may
+/// hand every row of a statement in one object it moves along, as SQLite's
+/// statement does): read what you need there. A class, so the store's reads
+/// of a column pass a reference, not a copy of the row.
+package protocol SQLSessionRow: AnyObject {
     /// Column `column`'s value: `.null` for NULL, or for a column the row does not have.
     func value(_ column: Int32) -> SQLValue
+    /// Column `column` as an integer, nil for NULL; other values convert as
+    /// ``StoreRow`` converts them (text is parsed, anything else unparsable is 0).
+    func int64(_ column: Int32) -> Int64?
+    /// Column `column` as text, nil for NULL; numbers in their decimal form.
+    func text(_ column: Int32) -> String?
+}
+
+extension SQLSessionRow {
+    package func int64(_ column: Int32) -> Int64? {
+        let value = value(column)
+        return value.isNull ? nil : StoreRow.int64(value)
+    }
+
+    package func text(_ column: Int32) -> String? {
+        let value = value(column)
+        return value.isNull ? nil : StoreRow.text(value)
+    }
 }
 
 /// A row whose columns are decoded already.
-package struct SQLValuesRow: SQLSessionRow {
+package final class SQLValuesRow: SQLSessionRow {
     package let values: [SQLValue]
 
     package init(values: [SQLValue]) { self.values = values }
@@ -281,7 +303,7 @@ package struct Database {
 /// One result row of either backend, read by column index. Reads convert like
 /// SQLite's do (a NULL reads as 0 or ""), since the store reads only columns
 /// of its own schema.
-struct StoreRow {
+package struct StoreRow {
     enum Source {
         case sqlite(Row)
         /// Another database's row, each column decoded when read.
@@ -292,33 +314,34 @@ struct StoreRow {
 
     init(_ source: Source) { self.source = source }
 
-    private func value(_ index: Int32) -> SQLValue {
-        guard case .session(let row) = source else { return .null }
-        return row.value(index)
-    }
-
     func int64(_ index: Int32) -> Int64 {
-        if case .sqlite(let row) = source { return row.int64(index) }
-        return Self.int64(value(index))
+        switch source {
+        case .sqlite(let row): return row.int64(index)
+        case .session(let row): return row.int64(index) ?? 0
+        }
     }
 
     func int(_ index: Int32) -> Int { Int(int64(index)) }
 
     func text(_ index: Int32) -> String {
-        if case .sqlite(let row) = source { return row.text(index) }
-        return Self.text(value(index))
+        switch source {
+        case .sqlite(let row): return row.text(index)
+        case .session(let row): return row.text(index) ?? ""
+        }
     }
 
     func optionalText(_ index: Int32) -> String? {
-        if case .sqlite(let row) = source { return row.optionalText(index) }
-        let value = value(index)
-        return value.isNull ? nil : Self.text(value)
+        switch source {
+        case .sqlite(let row): return row.optionalText(index)
+        case .session(let row): return row.text(index)
+        }
     }
 
     func optionalInt64(_ index: Int32) -> Int64? {
-        if case .sqlite(let row) = source { return row.optionalInt64(index) }
-        let value = value(index)
-        return value.isNull ? nil : Self.int64(value)
+        switch source {
+        case .sqlite(let row): return row.optionalInt64(index)
+        case .session(let row): return row.int64(index)
+        }
     }
 
     /// The text of column `index` as an id; the store writes only validated ids.
@@ -326,7 +349,7 @@ struct StoreRow {
         Identifier(storedText: text(index))
     }
 
-    private static func int64(_ value: SQLValue) -> Int64 {
+    package static func int64(_ value: SQLValue) -> Int64 {
         switch value {
         case .integer(let value): return value
         case .real(let value): return Int64(exactly: value.rounded(.towardZero)) ?? 0
@@ -335,7 +358,7 @@ struct StoreRow {
         }
     }
 
-    private static func text(_ value: SQLValue) -> String {
+    package static func text(_ value: SQLValue) -> String {
         switch value {
         case .text(let text): return text
         case .integer(let value): return String(value)

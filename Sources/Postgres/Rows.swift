@@ -60,6 +60,42 @@ public final class Rows {
         return Int32(column)
     }
 
+    /// The integer in the column's text, read from libpq's bytes without
+    /// making a `String` first; nil when they are not a decimal `Int64`.
+    func integer(_ row: Int32, _ column: Int32) -> Int64? {
+        guard let value = PQgetvalue(result, row, column) else { return nil }
+        let length = Int(PQgetlength(result, row, column))
+        return value.withMemoryRebound(to: UInt8.self, capacity: length) {
+            Self.decimal(UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
+    /// `bytes` as a decimal `Int64` (an optional sign, then digits only), or
+    /// nil: what `Int64(_: String)` accepts, without the string.
+    static func decimal(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var index = 0
+        var negative = false
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            negative = first == UInt8(ascii: "-")
+            index = 1
+        }
+        guard index < bytes.count else { return nil }
+        // Accumulated negatively, so Int64.min parses too.
+        var value: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (tens, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (next, underflowed) = tens.subtractingReportingOverflow(Int64(digit))
+            guard !overflowed, !underflowed else { return nil }
+            value = next
+            index += 1
+        }
+        if negative { return value }
+        let (positive, overflowed) = Int64(0).subtractingReportingOverflow(value)
+        return overflowed ? nil : positive
+    }
+
     func text(_ row: Int32, _ column: Int32) -> String {
         guard let value = PQgetvalue(result, row, column) else { return "" }
         let length = Int(PQgetlength(result, row, column))
@@ -85,11 +121,19 @@ public struct Row {
     public func value(_ column: Int) throws(PostgresError) -> PostgresValue {
         let column = try result.checkColumn(column)
         if result.isNull(index, column) { return .null }
-        let text = result.text(index, column)
-        switch result.type(column) {
+        let type = result.type(column)
+        switch type {
         case PostgresType.int2, PostgresType.int4, PostgresType.int8, PostgresType.oid:
-            guard let value = Int64(text) else { throw mismatch(Int(column), "an integer", text) }
+            // Parsed from libpq's bytes: no string for a number.
+            guard let value = result.integer(index, column) else {
+                throw mismatch(Int(column), "an integer", result.text(index, column))
+            }
             return .integer(value)
+        default:
+            break
+        }
+        let text = result.text(index, column)
+        switch type {
         case PostgresType.float4, PostgresType.float8:
             guard let value = Double(text) ?? Self.special(text) else { throw mismatch(Int(column), "a number", text) }
             return .double(value)
@@ -100,6 +144,36 @@ public struct Row {
             return .bytes(bytes)
         default:
             return .text(text)
+        }
+    }
+
+    /// The column's integer, nil for NULL, for a reader that wants speed
+    /// over checks: a column of an integer type is parsed straight from
+    /// libpq's bytes; any other column, or one out of range, is nil too.
+    /// (``optionalInt64(_:)`` says which it was.)
+    public func integerIfPresent(_ column: Int) -> Int64? {
+        guard column >= 0, column < result.columnCount else { return nil }
+        let column = Int32(column)
+        guard !result.isNull(index, column) else { return nil }
+        switch result.type(column) {
+        case PostgresType.int2, PostgresType.int4, PostgresType.int8, PostgresType.oid:
+            return result.integer(index, column)
+        default:
+            return nil
+        }
+    }
+
+    /// Whether the column holds text as PostgreSQL sends it for any type
+    /// that is not a number, a boolean or bytea (whose text ``value(_:)``
+    /// decodes): then ``optionalText(_:)`` is its value.
+    public func isPlainText(_ column: Int) -> Bool {
+        guard column >= 0, column < result.columnCount else { return false }
+        switch result.type(Int32(column)) {
+        case PostgresType.int2, PostgresType.int4, PostgresType.int8, PostgresType.oid, PostgresType.float4,
+            PostgresType.float8, PostgresType.bool, PostgresType.bytea:
+            return false
+        default:
+            return true
         }
     }
 

@@ -53,8 +53,11 @@ final class PostgresSession: SQLSession {
         do { rows = try connection.query(translate(sql), values.map(\.postgres)) } catch {
             throw StoreError.postgres(error)
         }
+        guard rows.count > 0 else { return }
+        let row = LazyRow(rows[0])
         for index in 0..<rows.count {
-            guard try visit(LazyRow(row: rows[index])) else { return }
+            row.row = rows[index]
+            guard try visit(row) else { return }
         }
     }
 
@@ -68,10 +71,12 @@ final class PostgresSession: SQLSession {
         var failure: StoreError?
         do {
             try connection.queries(statements.map { (translate($0.sql), $0.values.map(\.postgres)) }) { _, rows in
-                guard !stopped else { return }
+                guard !stopped, rows.count > 0 else { return }
+                let row = LazyRow(rows[0])
                 for index in 0..<rows.count {
+                    row.row = rows[index]
                     do throws(StoreError) {
-                        guard try visit(LazyRow(row: rows[index])) else {
+                        guard try visit(row) else {
                             stopped = true
                             return
                         }
@@ -88,14 +93,32 @@ final class PostgresSession: SQLSession {
         if let failure { throw failure }
     }
 
-    /// A row of a ``Rows``, decoding a column when it is read.
-    private struct LazyRow: SQLSessionRow {
-        let row: Postgres.Row
+    /// A row of a ``Rows``, decoding a column when it is read. One object
+    /// walks a statement's rows (``SQLSessionRow``: a row is good only during
+    /// its visit), so the store's reads pass a reference and no row allocates.
+    private final class LazyRow: SQLSessionRow {
+        var row: Postgres.Row
+
+        init(_ row: Postgres.Row) { self.row = row }
 
         /// A column the row does not have, or text its type cannot parse, reads as NULL,
         /// as in ``rows(_:_:)``'s callers' lenient reads (neither happens with the store's own SQL).
         func value(_ column: Int32) -> SQLValue {
             (try? row.value(Int(column)))?.sqlValue ?? .null
+        }
+
+        /// An integer column straight from libpq's bytes; any other through ``value(_:)``.
+        func int64(_ column: Int32) -> Int64? {
+            if let integer = row.integerIfPresent(Int(column)) { return integer }
+            let value = value(column)
+            return value.isNull ? nil : StoreRow.int64(value)
+        }
+
+        /// A text column as PostgreSQL sent it; a number, boolean or bytea through ``value(_:)``.
+        func text(_ column: Int32) -> String? {
+            if row.isPlainText(Int(column)) { return try? row.optionalText(Int(column)) }
+            let value = value(column)
+            return value.isNull ? nil : StoreRow.text(value)
         }
     }
 
