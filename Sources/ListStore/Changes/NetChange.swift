@@ -80,9 +80,17 @@ struct TouchedEntities {
     /// Sections that hold a touched item at either end but are not listed yet.
     var unlistedSections: Set<Identifier> {
         var result = Set<Identifier>()
+        // The touched items of a big list mostly share a few sections: the
+        // last one looked at is skipped without hashing it again.
+        var last: Identifier?
+        func look(_ section: Identifier?) {
+            guard let section, section != last else { return }
+            last = section
+            if sections[section] == nil { result.insert(section) }
+        }
         for item in items.values {
-            if let section = item.before?.section, sections[section] == nil { result.insert(section) }
-            if let section = item.after?.section, sections[section] == nil { result.insert(section) }
+            look(item.before?.section)
+            look(item.after?.section)
         }
         return result
     }
@@ -127,7 +135,6 @@ struct TouchedEntities {
 
         // Items, grouped by section at each end, each with its count of
         // untouched siblings below it.
-        typealias Entry = (id: Identifier, state: ItemState, below: Int)
         var itemsBefore: [Identifier: [Entry]] = [:]
         var itemsAfter: [Identifier: [Entry]] = [:]
         do {
@@ -156,11 +163,11 @@ struct TouchedEntities {
             for (id, item) in items {
                 if let before = item.before {
                     let at = try slot(of: before.section, for: id)
-                    groups[at].before.append((id, before, 0))
+                    groups[at].before.append(Entry(id: id, state: before))
                 }
                 if let after = item.after {
                     let at = try slot(of: after.section, for: id)
-                    groups[at].after.append((id, after, 0))
+                    groups[at].after.append(Entry(id: id, state: after))
                 }
             }
             for (section, slot) in slots {
@@ -267,14 +274,27 @@ struct TouchedEntities {
         return (ordered(oldSections), ordered(newSections))
     }
 
+    /// A touched item at one end, with its count of untouched siblings below
+    /// it (filled in by ``condense(with:)``). A struct rather than a tuple:
+    /// arrays of it are copied and sorted with specialized code, where a
+    /// tuple's copies went through the runtime's generic tuple witnesses.
+    struct Entry {
+        var id: Identifier
+        var state: ItemState
+        var below = 0
+    }
+
     /// Puts `entries` in key order: sorts (key, place) pairs, 16 bytes each,
     /// then moves each entry once, rather than moving whole entries (ids,
     /// states and models) at every step of the sort.
-    private static func sortByKey(_ entries: inout [(id: Identifier, state: ItemState, below: Int)]?) {
+    private static func sortByKey(_ entries: inout [Entry]?) {
         guard let unsorted = entries, unsorted.count > 1 else { return }
         var order = unsorted.indices.map { (key: unsorted[$0].state.key, at: $0) }
-        order.sort { ($0.key, $0.at) < ($1.key, $1.at) }
-        entries = order.map { unsorted[$0.at] }
+        order.sort { $0.key != $1.key ? $0.key < $1.key : $0.at < $1.at }
+        var sorted: [Entry] = []
+        sorted.reserveCapacity(order.count)
+        for place in order { sorted.append(unsorted[place.at]) }
+        entries = sorted
     }
 
     static func lowerBound(_ key: Int64, in sorted: [Int64]) -> Int {
