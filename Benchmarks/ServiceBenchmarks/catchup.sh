@@ -3,7 +3,8 @@
 # single-op writes/s (wrk -t1 -c64, update.lua) on a 100,000-item list alone, then
 # while CLIENTS clients continuously catch up from 1,000-8,000 versions behind
 # (ServiceBenchmarks catchup), in alternating rounds in one listd; then a client
-# 10,000 single-op versions behind (ServiceBenchmarks engine's figure). With BASE (a
+# 10,000 single-op versions behind, and 20 more such first answers (ServiceBenchmarks
+# engine's figures). With BASE (a
 # checkout with a release listd), each round runs that build's listd too, for before/after.
 # [BASE=...] PORT=8080 ITEMS=100000 CLIENTS=4 ROUNDS=3 DURATION=10 catchup.sh
 # Needs: apt-get install -y wrk
@@ -48,6 +49,6 @@ for round in $(seq "$rounds"); do
 done
 for build in $builds; do
     start_listd_of "$build"
-    echo "$build: $("$bin/ServiceBenchmarks" engine "$port" "$listd_pid" "$items" behind 10000 | grep -E "behind by" || true)"
+    echo "$build: $("$bin/ServiceBenchmarks" engine "$port" "$listd_pid" "$items" behind 10000 | grep -E "behind by|more first answers" || true)"
     stop_listd
 done
