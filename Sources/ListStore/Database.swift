@@ -116,15 +116,17 @@ package protocol SQLSessionRow: AnyObject {
 }
 
 extension SQLSessionRow {
-    package func int64(_ column: Int32) -> Int64? {
-        let value = value(column)
-        return value.isNull ? nil : StoreRow.int64(value)
-    }
+    package func int64(_ column: Int32) -> Int64? { value(column).storeInt64 }
 
-    package func text(_ column: Int32) -> String? {
-        let value = value(column)
-        return value.isNull ? nil : StoreRow.text(value)
-    }
+    package func text(_ column: Int32) -> String? { value(column).storeText }
+}
+
+extension SQLValue {
+    /// The value as the store reads an integer column: nil for NULL; see ``StoreRow`` for the rest.
+    package var storeInt64: Int64? { isNull ? nil : StoreRow.int64(self) }
+
+    /// The value as the store reads a text column: nil for NULL; see ``StoreRow`` for the rest.
+    package var storeText: String? { isNull ? nil : StoreRow.text(self) }
 }
 
 /// A row whose columns are decoded already.
@@ -303,7 +305,7 @@ package struct Database {
 /// One result row of either backend, read by column index. Reads convert like
 /// SQLite's do (a NULL reads as 0 or ""), since the store reads only columns
 /// of its own schema.
-package struct StoreRow {
+struct StoreRow {
     enum Source {
         case sqlite(Row)
         /// Another database's row, each column decoded when read.
@@ -349,7 +351,7 @@ package struct StoreRow {
         Identifier(storedText: text(index))
     }
 
-    package static func int64(_ value: SQLValue) -> Int64 {
+    static func int64(_ value: SQLValue) -> Int64 {
         switch value {
         case .integer(let value): return value
         case .real(let value): return Int64(exactly: value.rounded(.towardZero)) ?? 0
@@ -358,7 +360,7 @@ package struct StoreRow {
         }
     }
 
-    package static func text(_ value: SQLValue) -> String {
+    static func text(_ value: SQLValue) -> String {
         switch value {
         case .text(let text): return text
         case .integer(let value): return String(value)

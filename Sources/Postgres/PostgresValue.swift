@@ -61,6 +61,17 @@ public enum PostgresType {
     public static let float4: UInt32 = 700
     public static let float8: UInt32 = 701
     public static let varchar: UInt32 = 1043
+
+    /// Whether `type` is an integer type, whose text ``Row/value(_:)`` reads as an integer.
+    static func isInteger(_ type: UInt32) -> Bool {
+        type == int2 || type == int4 || type == int8 || type == oid
+    }
+
+    /// Whether ``Row/value(_:)`` decodes `type`'s text into something else
+    /// than text: a number, a boolean, bytes.
+    static func isDecoded(_ type: UInt32) -> Bool {
+        isInteger(type) || type == float4 || type == float8 || type == bool || type == bytea
+    }
 }
 
 extension PostgresValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral,

@@ -122,15 +122,12 @@ public struct Row {
         let column = try result.checkColumn(column)
         if result.isNull(index, column) { return .null }
         let type = result.type(column)
-        switch type {
-        case PostgresType.int2, PostgresType.int4, PostgresType.int8, PostgresType.oid:
+        if PostgresType.isInteger(type) {
             // Parsed from libpq's bytes: no string for a number.
             guard let value = result.integer(index, column) else {
                 throw mismatch(Int(column), "an integer", result.text(index, column))
             }
             return .integer(value)
-        default:
-            break
         }
         let text = result.text(index, column)
         switch type {
@@ -154,13 +151,8 @@ public struct Row {
     public func integerIfPresent(_ column: Int) -> Int64? {
         guard column >= 0, column < result.columnCount else { return nil }
         let column = Int32(column)
-        guard !result.isNull(index, column) else { return nil }
-        switch result.type(column) {
-        case PostgresType.int2, PostgresType.int4, PostgresType.int8, PostgresType.oid:
-            return result.integer(index, column)
-        default:
-            return nil
-        }
+        guard !result.isNull(index, column), PostgresType.isInteger(result.type(column)) else { return nil }
+        return result.integer(index, column)
     }
 
     /// Whether the column holds text as PostgreSQL sends it for any type
@@ -168,13 +160,7 @@ public struct Row {
     /// decodes): then ``optionalText(_:)`` is its value.
     public func isPlainText(_ column: Int) -> Bool {
         guard column >= 0, column < result.columnCount else { return false }
-        switch result.type(Int32(column)) {
-        case PostgresType.int2, PostgresType.int4, PostgresType.int8, PostgresType.oid, PostgresType.float4,
-            PostgresType.float8, PostgresType.bool, PostgresType.bytea:
-            return false
-        default:
-            return true
-        }
+        return !PostgresType.isDecoded(result.type(Int32(column)))
     }
 
     /// Whether the column is NULL.

@@ -109,16 +109,12 @@ final class PostgresSession: SQLSession {
 
         /// An integer column straight from libpq's bytes; any other through ``value(_:)``.
         func int64(_ column: Int32) -> Int64? {
-            if let integer = row.integerIfPresent(Int(column)) { return integer }
-            let value = value(column)
-            return value.isNull ? nil : StoreRow.int64(value)
+            row.integerIfPresent(Int(column)) ?? value(column).storeInt64
         }
 
         /// A text column as PostgreSQL sent it; a number, boolean or bytea through ``value(_:)``.
         func text(_ column: Int32) -> String? {
-            if row.isPlainText(Int(column)) { return try? row.optionalText(Int(column)) }
-            let value = value(column)
-            return value.isNull ? nil : StoreRow.text(value)
+            row.isPlainText(Int(column)) ? (try? row.optionalText(Int(column))) : value(column).storeText
         }
     }
 
