@@ -2,6 +2,7 @@ import JSON
 import ListModel
 import ListStore
 import ListdTestSupport
+import Synchronization
 import Testing
 
 @testable import ListAPI
@@ -30,7 +31,9 @@ import Testing
     func mergedSpansMatchTheModel(seed: UInt64) throws {
         var random = SeededGenerator(seed: seed)
         let maxVersions = [1, 3, 16, 4_096][Int(seed % 4)]
-        let spans = RecentSpans(maxVersions: maxVersions)
+        // Half the seeds also catch the path index up as commits are recorded (in place).
+        let spans = RecentSpans(
+            maxVersions: maxVersions, indexAhead: seed % 2 == 0 ? Int64(seed % 5 + 1) : 1 << 40, schedule: { $0() })
         let list: Identifier = "l"
         spans.watch(list)
         var epoch = "e0"
@@ -161,6 +164,46 @@ import Testing
         }
         #expect(given > 100, "seed \(seed): the ring gave few spans (\(given))")
         #expect(checked == given)
+    }
+
+    /// A path asked about once is indexed as commits come, off the asking path:
+    /// once `indexAhead` commits wait past it, a catch-up is scheduled and
+    /// indexes them all, so a follower asking after a burst parses little.
+    @Test func aPathAskedAboutIsIndexedAheadOfTheNextAsk() throws {
+        let scheduled = Mutex<[@Sendable () -> Void]>([])
+        let spans = RecentSpans(indexAhead: 8, schedule: { job in scheduled.withLock { $0.append(job) } })
+        spans.watch("a")
+        func commit(_ version: Int64) throws -> Commit {
+            let id = Identifier("i\(version % 5)")!
+            let row = ItemRow(
+                id: id, section: "s", key: 1, model: try Model(parsing: Array("{\"n\":\(version % 3)}".utf8)))
+            return Commit(
+                list: "a", epoch: "e", version: version, deleted: false,
+                touched: TouchedRows(sections: [:], items: [id: RowChange(before: nil, after: row)]))
+        }
+        for version in Int64(1)...3 { spans.record(try commit(version)) }
+        #expect(spans.indexed("a", path: ["n"]) == nil)
+        let one = try Model(parsing: Array("1".utf8)).jsonValue()
+        let head = { (version: Int64) in ListHead(id: "a", epoch: "e", version: version) }
+        #expect(spans.span(of: "a", since: 0, through: head(3), name: "", matching: (["n"], one))?.items.count == 1)
+        #expect(spans.indexed("a", path: ["n"]) == 3)
+        // Seven more commits wait: no catch-up; the eighth schedules one, and only one.
+        for version in Int64(4)...10 { spans.record(try commit(version)) }
+        #expect(scheduled.withLock { $0.count } == 0)
+        for version in Int64(11)...14 { spans.record(try commit(version)) }
+        let jobs = scheduled.withLock { jobs in
+            defer { jobs.removeAll() }
+            return jobs
+        }
+        #expect(jobs.count == 1)
+        #expect(spans.indexed("a", path: ["n"]) == 3)
+        for job in jobs { job() }
+        #expect(spans.indexed("a", path: ["n"]) == 14)
+        // The index it built answers as an ask's would: the commits whose item held 1.
+        let span = try #require(spans.span(of: "a", since: 3, through: head(14), name: "", matching: (["n"], one)))
+        #expect(Set(span.items.keys) == Set([4, 7, 10, 13].map { Identifier("i\($0 % 5)")! }))
+        for version in Int64(15)...23 { spans.record(try commit(version)) }
+        #expect(scheduled.withLock { $0.count } == 1)
     }
 
     @Test func onlyWatchedListsAreRecordedAndTheLastUnwatchDropsTheRing() throws {

@@ -1,4 +1,5 @@
 import DequeModule
+import Dispatch
 import JSON
 import ListModel
 import ListStore
@@ -18,7 +19,8 @@ import Synchronization
 /// Concurrency: ``record(_:)`` runs on the store's thread that committed,
 /// before the write is answered, so it only appends under a lock; whatever
 /// asks (``span(of:since:through:)``) copies the run's slice out under the
-/// lock and merges it outside.
+/// lock and merges it outside. A list's path indexes are kept up with its
+/// commits on a utility queue (``indexAhead``), never on the store's thread.
 final class RecentSpans: Sendable {
     private struct Entry {
         var rows: TouchedRows
@@ -54,10 +56,12 @@ final class RecentSpans: Sendable {
     /// For one path, the versions of the run's commits whose touched items
     /// held each value there (before or after), ascending: which commits can
     /// move a view whose `where` asks for that value, found without a scan.
-    /// Built on first ask and extended by each later ask over the commits
-    /// recorded since, so each commit's models are parsed once per path, off
-    /// the store's thread. Versions the run let go of are skipped by the
-    /// search and pruned once they outnumber the run.
+    /// Built on first ask, then extended over the commits recorded since by
+    /// each later ask and, once ``indexAhead`` of them wait, on a utility
+    /// queue: a follower asking after a burst of writes finds them indexed.
+    /// Each commit's models are parsed once per path, off the store's
+    /// thread. Versions the run let go of are skipped by the search and
+    /// pruned once they outnumber the run.
     private struct PathIndex {
         /// The version through which the run's commits are indexed.
         var through: Int64
@@ -113,6 +117,8 @@ final class RecentSpans: Sendable {
         var sectionVersions: [Int64] = []
         /// By `where` path asked about.
         var indexes: [[String]: PathIndex] = [:]
+        /// Whether a catch-up of the indexes is scheduled or running.
+        var indexing = false
         /// The version the run ends at.
         var end: Int64 { first + Int64(entries.count) }
 
@@ -148,6 +154,23 @@ final class RecentSpans: Sendable {
                 indexes[path]?.prune(before: first)
             }
         }
+
+        /// How many of the run's commits the most behind of its indexes has still to take.
+        var indexLag: Int64 {
+            indexes.values.reduce(0) { lag, index in max(lag, end - max(index.through, first)) }
+        }
+
+        /// The commits after what `path`'s index holds, to index: `nil` when it
+        /// holds the run through `through`.
+        func unindexed(_ path: [String], through: Int64) -> Lookup? {
+            let index = indexes[path]
+            let indexed = max(index?.through ?? first, first)
+            guard indexed < through else { return nil }
+            let pending = entries[Int(indexed - first)...].enumerated().map {
+                (version: indexed + Int64($0.offset) + 1, rows: $0.element.rows)
+            }
+            return .unindexed(run: run, from: index?.through ?? first, pending)
+        }
     }
 
     /// The most versions kept per list.
@@ -161,6 +184,12 @@ final class RecentSpans: Sendable {
     /// is given only from a version the store still keeps (older ones are
     /// answered with a reset, as the contract says, by whoever asks the store instead).
     let history: (versions: Int64, age: Duration)
+    /// How many commits may wait past a path's index before they are indexed
+    /// on ``schedule``'s queue (a first ask after a burst of writes then
+    /// parses at most that many commits' models, not the burst's).
+    let indexAhead: Int64
+    /// Runs an index catch-up (a utility-QoS global queue; tests run it in place).
+    private let schedule: @Sendable (@escaping @Sendable () -> Void) -> Void
     private struct State {
         var rings: [Identifier: Ring] = [:]
         var rows = 0
@@ -176,12 +205,17 @@ final class RecentSpans: Sendable {
     /// come to some tens of MB.
     init(
         maxVersions: Int = 16_384, maxRows: Int = 65_536, maxTotalRows: Int = 131_072,
-        history: (versions: Int64, age: Duration) = (10_000, .seconds(7 * 86_400))
+        history: (versions: Int64, age: Duration) = (10_000, .seconds(7 * 86_400)), indexAhead: Int64 = 256,
+        schedule: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = {
+            DispatchQueue.global(qos: .utility).async(execute: $0)
+        }
     ) {
         self.maxVersions = maxVersions
         self.maxRows = maxRows
         self.maxTotalRows = maxTotalRows
         self.history = history
+        self.indexAhead = indexAhead
+        self.schedule = schedule
     }
 
     /// A kept view of `list` starts wanting its commits.
@@ -204,10 +238,11 @@ final class RecentSpans: Sendable {
     }
 
     /// Records a commit (of any list: those without kept views are passed over).
-    /// - Complexity: O(1), amortized.
+    /// - Complexity: O(1), amortized (and, once per ``indexAhead`` commits of
+    ///   a list with path indexes, scheduling their catch-up).
     func record(_ commit: Commit) {
-        state.withLock { state in
-            guard var ring = state.rings[commit.list] else { return }
+        let behind = state.withLock { state -> Bool in
+            guard var ring = state.rings[commit.list] else { return false }
             // Taken out while changed, so the entries are not copied.
             state.rings[commit.list] = nil
             state.rows -= ring.rows
@@ -216,7 +251,7 @@ final class RecentSpans: Sendable {
                 state.rings[commit.list] = ring
             }
             if !commit.deleted, ring.epoch == commit.epoch, commit.version <= ring.end {
-                return  // heard already
+                return false  // heard already
             }
             if !commit.deleted, ring.epoch == commit.epoch, commit.version == ring.end + 1,
                 let touched = commit.touched
@@ -231,7 +266,63 @@ final class RecentSpans: Sendable {
             {
                 ring.dropFirst()
             }
+            guard !ring.indexing, !ring.indexes.isEmpty, ring.indexLag >= indexAhead else { return false }
+            ring.indexing = true
+            return true
         }
+        if behind {
+            let list = commit.list
+            schedule { [self] in catchUpIndexes(of: list) }
+        }
+    }
+
+    /// Indexes the commits recorded since each of `list`'s path indexes was
+    /// last extended (what an ask would otherwise parse first).
+    private func catchUpIndexes(of list: Identifier) {
+        let paths = state.withLock { state in state.rings[list].map { Array($0.indexes.keys) } ?? [] }
+        for path in paths {
+            let found = state.withLock { state in state.rings[list].flatMap { $0.unindexed(path, through: $0.end) } }
+            guard case .unindexed(let run, let from, let pending) = found else { continue }
+            index(pending, of: list, at: path, run: run, from: from)
+        }
+        state.withLock { state in
+            guard var ring = state.rings[list] else { return }
+            state.rings[list] = nil
+            ring.indexing = false
+            state.rings[list] = ring
+        }
+    }
+
+    /// Parses the models of `pending` (commits of run `run` after `from`) at
+    /// `path`, outside the lock (the store's thread appends under it), then
+    /// adds them to the path's index, unless the run or the index moved
+    /// meanwhile (whoever moved it indexed them).
+    private func index(
+        _ pending: [(version: Int64, rows: TouchedRows)], of list: Identifier, at path: [String], run: Int,
+        from: Int64
+    ) {
+        var found: [(JSONValue, Int64)] = []
+        for (version, rows) in pending {
+            for value in Entry.values(at: path, in: rows) { found.append((value, version)) }
+        }
+        let through = pending.last?.version ?? from
+        state.withLock { state in
+            guard var ring = state.rings[list], ring.run == run else { return }
+            let index = ring.indexes[path]
+            guard (index?.through ?? from) == from else { return }
+            state.rings[list] = nil
+            var grown = index ?? PathIndex(through: from)
+            for (value, version) in found { grown.versions[value, default: []].append(version) }
+            grown.count += found.count
+            grown.through = through
+            ring.indexes[path] = grown
+            state.rings[list] = ring
+        }
+    }
+
+    /// How far `path`'s index of `list`'s run reaches (for tests): `nil` without one.
+    func indexed(_ list: Identifier, path: [String]) -> Int64? {
+        state.withLock { $0.rings[list]?.indexes[path]?.through }
     }
 
     /// What the commits after `version` up to `head` touched, merged: each
@@ -264,27 +355,8 @@ final class RecentSpans: Sendable {
             case .rows(let rows):
                 slice = rows
             case .unindexed(let run, let from, let pending):
-                // Outside the lock (the store's thread appends under it): parse the
-                // models of the commits not indexed yet, then add them, unless the run
-                // or the index moved meanwhile (then only look again).
                 guard let condition else { return nil }
-                var found: [(JSONValue, Int64)] = []
-                for (version, rows) in pending {
-                    for value in Entry.values(at: condition.path, in: rows) { found.append((value, version)) }
-                }
-                let through = pending.last?.version ?? from
-                state.withLock { state in
-                    guard var ring = state.rings[list], ring.run == run else { return }
-                    let index = ring.indexes[condition.path]
-                    guard (index?.through ?? from) == from else { return }
-                    state.rings[list] = nil
-                    var grown = index ?? PathIndex(through: from)
-                    for (value, version) in found { grown.versions[value, default: []].append(version) }
-                    grown.count += found.count
-                    grown.through = through
-                    ring.indexes[condition.path] = grown
-                    state.rings[list] = ring
-                }
+                index(pending, of: list, at: condition.path, run: run, from: from)
                 continue
             }
             break
@@ -336,14 +408,8 @@ final class RecentSpans: Sendable {
             return .uncovered
         }
         guard let condition else { return .rows(ring.entries[start..<end].map(\.rows)) }
+        if let unindexed = ring.unindexed(condition.path, through: head.version) { return unindexed }
         let index = ring.indexes[condition.path]
-        let indexed = max(index?.through ?? ring.first, ring.first)
-        guard indexed >= head.version else {
-            let pending = ring.entries[Int(indexed - ring.first)...].enumerated().map {
-                (version: indexed + Int64($0.offset) + 1, rows: $0.element.rows)
-            }
-            return .unindexed(run: ring.run, from: index?.through ?? ring.first, pending)
-        }
         // The versions of the commits that held the value or changed a section, merged in order.
         let held = index?.versions(of: condition.value, after: version, through: head.version) ?? []
         let sections = ring.sectionVersions[
