@@ -228,6 +228,11 @@ package struct Database {
     }
 
     func first<T>(_ sql: String, _ values: SQLValue..., read: (StoreRow) -> T) throws(StoreError) -> T? {
+        try first(sql, values: values, read: read)
+    }
+
+    /// ``first(_:_:read:)`` with the values in an array.
+    func first<T>(_ sql: String, values: [SQLValue], read: (StoreRow) -> T) throws(StoreError) -> T? {
         var result: T?
         try forEach(sql, values) { row throws(StoreError) in
             result = read(row)
@@ -343,6 +348,20 @@ struct StoreRow {
         switch source {
         case .sqlite(let row): return row.optionalInt64(index)
         case .session(let row): return row.int64(index)
+        }
+    }
+
+    /// Column `index` as bytes, nil for NULL (text as its UTF-8 bytes).
+    func optionalBlob(_ index: Int32) -> [UInt8]? {
+        let value: SQLValue
+        switch source {
+        case .sqlite(let row): value = row.isNull(index) ? .null : .blob(row.blob(index))
+        case .session(let row): value = row.value(index)
+        }
+        switch value {
+        case .null: return nil
+        case .blob(let bytes): return bytes
+        default: return Array(Self.text(value).utf8)
         }
     }
 

@@ -1,4 +1,5 @@
 import ListModel
+import Storage
 import Synchronization
 
 /// A write sent with an `Idempotency-Key`: who sent it, the key, and the
@@ -121,11 +122,18 @@ public final class ClaimAnswer: Sendable {
     package func setKept(_ answer: StoredAnswer) { kept.withLock { $0 = answer } }
 }
 
-/// An answer kept for replay: status, the route's header fields, body.
+/// An answer kept for replay: status, the route's header fields, body; or,
+/// for a write answered with its change, the change itself (``change``),
+/// which the service renders again on a retry.
 public struct StoredAnswer: Sendable, Hashable {
     public var status: Int
     public var headers: [Header]
     public var body: [UInt8]
+    /// The write's change, when the answer is that change rendered (then
+    /// `headers` and `body` are empty): the store keeps it as bytes
+    /// (``NetChange/encoded()``), cheaper on the writer thread than staging
+    /// and encoding the answer before the commit, and the same answer once rendered.
+    public var change: NetChange?
 
     /// One header field.
     public struct Header: Sendable, Hashable {
@@ -142,6 +150,15 @@ public struct StoredAnswer: Sendable, Hashable {
         self.status = status
         self.headers = headers
         self.body = body
+        self.change = nil
+    }
+
+    /// A `200` answer that is `change` rendered as the change stream renders it.
+    public init(change: NetChange) {
+        self.status = 200
+        self.headers = []
+        self.body = []
+        self.change = change
     }
 
     /// The header fields as stored: `name: value` lines.
@@ -156,6 +173,12 @@ public struct StoredAnswer: Sendable, Hashable {
         }
         return text
     }
+
+    /// The `headers` column's value (`NULL` for a kept change).
+    var headerValue: SQLValue { change == nil ? .text(headerText) : .null }
+
+    /// The `body` column's value (`NULL` for a kept change).
+    var bodyValue: SQLValue { change == nil ? .text(String(decoding: body, as: UTF8.self)) : .null }
 
     /// The header fields from their stored text.
     static func headers(from text: String) -> [Header] {
@@ -190,14 +213,25 @@ extension Database {
     /// when the key is taken (on PostgreSQL, after waiting for the
     /// transaction that took it).
     func claimIdempotencyKey(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) throws(StoreError) {
-        let inserted = try inserted(
-            """
-            INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (caller, idem_key) DO NOTHING
-            """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
-            answer.map { .integer(Int64($0.status)) } ?? .null, answer.map { .text($0.headerText) } ?? .null,
-            answer.map { .text(String(decoding: $0.body, as: UTF8.self)) } ?? .null)
+        let inserted: Bool
+        if let change = answer?.change {
+            inserted = try self.inserted(
+                """
+                INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, kept_change)
+                VALUES (?, ?, ?, ?, 200, ?)
+                ON CONFLICT (caller, idem_key) DO NOTHING
+                """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
+                .blob(change.encoded()))
+        } else {
+            inserted = try self.inserted(
+                """
+                INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (caller, idem_key) DO NOTHING
+                """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
+                answer.map { .integer(Int64($0.status)) } ?? .null, answer.map { .text($0.headerText) } ?? .null,
+                answer.map { .text(String(decoding: $0.body, as: UTF8.self)) } ?? .null)
+        }
         guard inserted else {
             throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
         }
@@ -205,18 +239,35 @@ extension Database {
 
     /// The caller's record of `key`, if any.
     func idempotencyRecord(caller: String, key: String) throws(StoreError) -> IdempotencyRecord? {
-        try first(
+        let found = try first(
             """
-            SELECT fingerprint, status, headers, body, created_at FROM idempotency_keys WHERE caller = ? AND idem_key = ?
+            SELECT fingerprint, status, headers, body, created_at, kept_change FROM idempotency_keys
+            WHERE caller = ? AND idem_key = ?
             """, .text(caller), .text(key)
         ) { row in
-            let answer = row.optionalInt64(1).map { status in
-                StoredAnswer(
-                    status: Int(status), headers: StoredAnswer.headers(from: row.text(2)),
-                    body: Array(row.text(3).utf8))
-            }
-            return IdempotencyRecord(fingerprint: row.text(0), answer: answer, createdAt: row.int64(4))
+            (
+                fingerprint: row.text(0), status: row.optionalInt64(1), headers: row.text(2), body: row.text(3),
+                createdAt: row.int64(4), change: row.optionalBlob(5)
+            )
         }
+        guard let found else { return nil }
+        var answer: StoredAnswer?
+        if let status = found.status {
+            if let bytes = found.change {
+                guard let change = NetChange(encoded: bytes) else {
+                    throw StoreError(
+                        .storageFailure,
+                        "the change kept with Idempotency-Key \"\(key.prefix(255))\" does not decode (\(bytes.count) bytes)"
+                    )
+                }
+                answer = StoredAnswer(change: change)
+            } else {
+                answer = StoredAnswer(
+                    status: Int(status), headers: StoredAnswer.headers(from: found.headers),
+                    body: Array(found.body.utf8))
+            }
+        }
+        return IdempotencyRecord(fingerprint: found.fingerprint, answer: answer, createdAt: found.createdAt)
     }
 
     /// Attaches `answer` to `claim`'s record (inserting it when no write of
@@ -226,17 +277,22 @@ extension Database {
     func recordIdempotentAnswer(_ claim: IdempotencyClaim, _ answer: StoredAnswer, now: Int64) throws(StoreError)
         -> IdempotencyRecord?
     {
+        // The kept change's column is named only when there is one (a record
+        // attached with a rendered answer reads the same on a schema before it).
+        let change = answer.change == nil ? "" : ", kept_change = excluded.kept_change"
         let updated = try first(
             """
-            INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body\(answer.change == nil ? "" : ", kept_change"))
+            VALUES (?, ?, ?, ?, ?, ?, ?\(answer.change == nil ? "" : ", ?"))
             ON CONFLICT (caller, idem_key) DO UPDATE SET status = excluded.status, headers = excluded.headers,
-                body = excluded.body
+                body = excluded.body\(change)
             WHERE idempotency_keys.fingerprint = excluded.fingerprint AND idempotency_keys.status IS NULL
             RETURNING 1
-            """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
-            .integer(Int64(answer.status)), .text(answer.headerText),
-            .text(String(decoding: answer.body, as: UTF8.self)), read: { _ in true })
+            """,
+            values: [
+                .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
+                .integer(Int64(answer.status)), answer.headerValue, answer.bodyValue,
+            ] + (answer.change.map { [.blob($0.encoded())] } ?? []), read: { _ in true })
         if updated == true { return nil }
         return try idempotencyRecord(caller: claim.caller, key: claim.key)
     }

@@ -17,6 +17,9 @@ import Testing
         var status: Int
         /// The resource whose read right after must give the same body (a section or an item).
         var readBack: String? = nil
+        /// Whether the write is answered with its change, which the record keeps
+        /// instead of the rendered answer (``keepingChange(unchanged:_:)``).
+        var keepsChange = false
         var description: String { "\(method) \(target)" }
     }
 
@@ -24,13 +27,19 @@ import Testing
         Case(method: .post, target: "/lists", body: #"{"id":"new","sections":[{"id":"s"}]}"#, status: 201),
         Case(method: .put, target: "/lists/fresh", body: #"{"sections":[{"id":"s"}]}"#, status: 201),
         Case(
-            method: .put, target: "/lists/l", body: #"{"sections":[{"id":"s","items":[{"id":"b"}]}]}"#, status: 200),
+            method: .put, target: "/lists/l", body: #"{"sections":[{"id":"s","items":[{"id":"b"}]}]}"#, status: 200,
+            keepsChange: true),
         Case(
             method: .patch, target: "/lists/l?pretty",
-            body: #"{"ops":[{"op":"updateItem","id":"a","model":{"n":1}}]}"#, status: 200),
+            body: #"{"ops":[{"op":"updateItem","id":"a","model":{"n":1}}]}"#, status: 200, keepsChange: true),
         Case(
             method: .patch, target: "/lists/l", body: #"{"ops":[{"op":"updateItem","id":"a","model":{}}]}"#, status: 200
         ),
+        Case(
+            method: .patch, target: "/lists/l",
+            body:
+                #"{"ops":[{"op":"moveItem","id":"b","section":"t","to":0},{"op":"insertSection","section":{"id":"w"}}]}"#,
+            status: 200, keepsChange: true),
         Case(
             method: .post, target: "/lists/l/sections/s/items", body: #"{"id":"c","model":{"n":1},"at":0}"#,
             status: 201, readBack: "/lists/l/items/c"),
@@ -75,7 +84,15 @@ import Testing
         let record = try #require(try await service.store.idempotencyRecord(caller: "open", key: "key-1"))
         let kept = try #require(record.answer, "the record has no answer")
         #expect(kept.status == first.status.code)
-        #expect(kept.body == first.body)
+        if write.keepsChange {
+            #expect(kept.change != nil && kept.body.isEmpty, "a write answered with its change keeps the change")
+            let rendered = IdempotencyKeys.replay(kept, pretty: write.target.hasSuffix("?pretty"))
+            #expect(rendered.body == first.body, "the kept change renders another answer")
+            #expect(rendered.headers["ETag"] == first.headers["ETag"])
+        } else {
+            #expect(kept.change == nil)
+            #expect(kept.body == first.body)
+        }
         if let readBack = write.readBack {
             let read = try await service.send(.get, readBack).response()
             #expect(read.status.code == 200)

@@ -103,6 +103,32 @@ import Testing
         }
     }
 
+    /// A write answered with its change keeps the change itself with its
+    /// commit (``StoredAnswer/change``), read back as it was on both stores;
+    /// attached after the commit, a change is kept the same way.
+    @Test(arguments: StoreKind.tested)
+    func aKeptChangeIsReadBackAsItWas(_ kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let list = id("change-kept")
+            _ = try await store.createList(id: list, name: "", sections: [NewSection(id: id("s"))])
+            let claim = IdempotencyClaim(caller: "open", key: "k", fingerprint: "f")
+            claim.answer.render { (result: WriteResult) in result.change.map(StoredAnswer.init(change:)) }
+            let result = try await IdempotencyClaim.$current.withValue(claim) {
+                try await store.apply(
+                    [.insertItem(section: id("s"), item: NewItem(id: id("e-1"), model: .emptyObject), at: nil)],
+                    to: list, expectedVersion: nil)
+            }
+            let change = try #require(result.change)
+            #expect(claim.answer.keptAnswer?.change == change)
+            let record = try #require(try await store.idempotencyRecord(caller: "open", key: "k"))
+            #expect(record.answer == StoredAnswer(change: change))
+
+            let later = IdempotencyClaim(caller: "open", key: "later", fingerprint: "f")
+            #expect(try await store.recordIdempotentAnswer(later, StoredAnswer(change: change)) == nil)
+            #expect(try await store.idempotencyRecord(caller: "open", key: "later")?.answer?.change == change)
+        }
+    }
+
     @Test(arguments: StoreKind.tested)
     func recordsOlderThanTheRetentionArePrunedInIdleTime(_ kind: StoreKind) async throws {
         var configuration = StoreConfiguration(fullSync: false)

@@ -70,16 +70,18 @@ final class IdempotencyKeys: Sendable {
         } catch {
             if claim.applied.value {
                 // Applied, then failed: that is the request's answer.
-                return try await keep(RequestPipeline.problem(for: error).response(), claim)
+                return try await keep(RequestPipeline.problem(for: error).response(), claim, pretty: context.pretty)
             }
-            if let record = try await record(of: claim) { return try await answer(from: record, claim) }
+            if let record = try await record(of: claim) {
+                return try await answer(from: record, claim, pretty: context.pretty)
+            }
             // Nothing applied and nothing recorded: nothing kept, and a retry runs afresh.
             throw error
         }
         guard claim.applied.value || (200..<300).contains(response.status.code) else { return response }
         // Kept with the commit, in its transaction.
         if claim.answer.keptAnswer != nil { return response }
-        return try await keep(response, claim)
+        return try await keep(response, claim, pretty: context.pretty)
     }
 
     // MARK: The header and the fingerprint
@@ -133,7 +135,7 @@ final class IdempotencyKeys: Sendable {
 
     /// The answer `record` gives `claim`'s request: its replay, or 422 for
     /// another request; while it has no answer yet, waits for one.
-    private func answer(from record: IdempotencyRecord?, _ claim: IdempotencyClaim) async throws(Problem)
+    private func answer(from record: IdempotencyRecord?, _ claim: IdempotencyClaim, pretty: Bool) async throws(Problem)
         -> Response
     {
         var record = record
@@ -145,7 +147,7 @@ final class IdempotencyKeys: Sendable {
                         "Idempotency-Key \"\(claim.key.prefix(255))\" was used for another request: this one's method, path or body differ; send a new key with a new request"
                     )
                 }
-                if let answer = record.answer { return Self.replay(answer) }
+                if let answer = record.answer { return Self.replay(answer, pretty: pretty) }
             }
             guard ContinuousClock.now < deadline else {
                 throw Problem(
@@ -163,7 +165,7 @@ final class IdempotencyKeys: Sendable {
     /// Attaches `response` to `claim`'s record and returns it; when the
     /// record answers otherwise already (a request without a write that
     /// raced with another), that answer.
-    private func keep(_ response: Response, _ claim: IdempotencyClaim) async throws(Problem) -> Response {
+    private func keep(_ response: Response, _ claim: IdempotencyClaim, pretty: Bool) async throws(Problem) -> Response {
         let stored = StoredAnswer(response)
         let existing: IdempotencyRecord?
         do throws(StoreError) {
@@ -173,11 +175,20 @@ final class IdempotencyKeys: Sendable {
             return response
         }
         guard let existing else { return response }
-        return try await answer(from: existing, claim)
+        return try await answer(from: existing, claim, pretty: pretty)
     }
 
-    static func replay(_ answer: StoredAnswer) -> Response {
-        var response = Response(answer)
+    /// The kept answer as sent again: as stored, or, for a kept change, that
+    /// change rendered as ``ListRoutes/writeAnswer(_:_:)`` rendered it
+    /// (`pretty` is the request's, which its fingerprint makes the first one's).
+    static func replay(_ answer: StoredAnswer, pretty: Bool) -> Response {
+        var response: Response
+        if let change = answer.change {
+            response = ChangeAnswerResponse.response(
+                json: EncodedChangeAnswer.change(change).json, pretty: pretty, etag: change.head.etag)
+        } else {
+            response = Response(answer)
+        }
         response.headers.add(name: replayedHeader, value: "true")
         return response
     }
@@ -226,6 +237,32 @@ func keepingAnswer<Result: Sendable>(
     claim.answer.render { (result: Result) in render(result).map(StoredAnswer.init) }
     let result = try await write()
     return (result, claim.answer.keptAnswer.map(Response.init))
+}
+
+/// Makes the store call `write` for a request answered with the write's
+/// change (``ListRoutes/writeAnswer(_:_:)``); with an `Idempotency-Key`, the
+/// store keeps that change with the write's commit (``StoredAnswer/change``),
+/// and `unchanged` renders the answer of a write that changed nothing.
+/// Returns the call's result and, when the store kept a rendered answer,
+/// that answer; `nil` when it kept the change (or nothing): the route then
+/// renders the change as for a write without a key, and a retry renders the
+/// kept change again, the same bytes (``IdempotencyKeys/replay(_:pretty:)``).
+///
+/// Why not render it on the store's thread, as ``keepingAnswer(_:_:)``
+/// does: staging and encoding the answer there before the commit cost the
+/// writer thread about a sixth of its keyed writes/s (session 22, `ab.sh`
+/// in Benchmarks/ServiceBenchmarks/README.md); storing the change costs it
+/// the change's bytes.
+func keepingChange(
+    unchanged: @escaping @Sendable (WriteResult) -> Response?, _ write: () async throws(Problem) -> WriteResult
+) async throws(Problem) -> (result: WriteResult, kept: Response?) {
+    guard let claim = IdempotencyClaim.current else { return (try await write(), nil) }
+    claim.answer.render { (result: WriteResult) -> StoredAnswer? in
+        if result.changed, let change = result.change { return StoredAnswer(change: change) }
+        return unchanged(result).map(StoredAnswer.init)
+    }
+    let result = try await write()
+    return (result, claim.answer.keptAnswer.flatMap { $0.change == nil ? Response($0) : nil })
 }
 
 /// ``keepingAnswer(_:_:)`` for an answer showing rows the write left (a

@@ -211,7 +211,7 @@ struct ListRoutes: RouteGroup {
         let expected = try await lists.expectedVersion(context, list: list)
         let result: WriteResult
         do throws(Problem) {
-            let (replaced, kept) = try await keepingAnswer({ renderedWriteAnswer(context, $0) }) {
+            let (replaced, kept) = try await keepingChange(unchanged: { renderedWriteAnswer(context, $0) }) {
                 () throws(Problem) in
                 do throws(StoreError) {
                     return try await lists.store.replace(
@@ -241,7 +241,8 @@ struct ListRoutes: RouteGroup {
         let list = try context.identifier("list")
         let operations = try decoder.operations(decoder.json(context.request))
         let expected = try await lists.expectedVersion(context, list: list)
-        let (result, kept) = try await keepingAnswer({ renderedWriteAnswer(context, $0) }) { () throws(Problem) in
+        let (result, kept) = try await keepingChange(unchanged: { renderedWriteAnswer(context, $0) }) {
+            () throws(Problem) in
             try await storeCall { () throws(StoreError) in
                 try await lists.store.apply(operations, to: list, expectedVersion: expected)
             }
@@ -265,8 +266,10 @@ struct ListRoutes: RouteGroup {
     }
 
     /// ``writeAnswer(_:_:)`` from the result alone, with no effect (the
-    /// change is encoded, not remembered): what the store keeps with a keyed
-    /// write's commit; `nil` when the store recorded no change to encode.
+    /// change is encoded, not remembered): what a keyed write that changed
+    /// nothing keeps with its commit (one that changed something keeps its
+    /// change: ``keepingChange(unchanged:_:)``); `nil` when the store
+    /// recorded no change to encode.
     func renderedWriteAnswer(_ context: Context, _ result: WriteResult) -> Response? {
         let head = ListHead(id: result.list, epoch: result.epoch, version: result.version)
         let answer: EncodedChangeAnswer
