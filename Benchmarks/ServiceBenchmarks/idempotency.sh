@@ -9,7 +9,8 @@
 # On SQLite each line also gives the writer thread's CPU a write (its utime +
 # stime from /proc over the round's requests): the key's cost on the one thread
 # that bounds the rate, without the disk's noise in writes/s.
-# [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 idempotency.sh
+# [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 [RANDOM_KEYS=0] idempotency.sh
+# Ends with the median of the rounds' ratios (a fresh key each / without a key).
 # Needs: apt-get install -y wrk
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +34,7 @@ measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s (and th
     requests=$(KEYS="${3:-}" LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d"${duration}s" -s "$here/$2" \
         "http://127.0.0.1:$port" | awk '/requests in/ { print $1 }')
     after=$(writer_ticks)
+    last_rate=$(awk -v n="$requests" -v d="$duration" 'BEGIN { printf "%.1f", n / d }')
     awk -v label="$1" -v n="$requests" -v d="$duration" -v b="$before" -v a="$after" -v hz="$ticks_per_second" \
         'BEGIN { printf "%s: %.0f writes/s", label, n / d
                  if (b != "" && a != "") printf ", writer thread %.1f us/write", (a - b) / hz * 1e6 / n
@@ -50,9 +52,24 @@ else
 fi
 make_list "$items" "idempotency-$$"
 LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "http://127.0.0.1:$port" > /dev/null
+fresh_ratios=()
+random_ratios=()
 for round in $(seq "$rounds"); do
     measure "round $round, without a key" update.lua
+    without=$last_rate
     measure "round $round, a fresh key each" update-idempotent.lua
-    measure "round $round, a fresh random key each" update-idempotent.lua random
+    fresh_ratios+=("$(awk -v a="$last_rate" -v b="$without" 'BEGIN { printf "%.2f", a / b }')")
+    if [ "${RANDOM_KEYS:-1}" = 1 ]; then
+        measure "round $round, a fresh random key each" update-idempotent.lua random
+        random_ratios+=("$(awk -v a="$last_rate" -v b="$without" 'BEGIN { printf "%.2f", a / b }')")
+    fi
 done
 stop_listd
+# The machine's speed drifts by tens of percent within seconds here (2 shared
+# cores), so the figure is the median of the rounds' ratios: many short rounds
+# (ROUNDS=15 DURATION=1) give a steadier one than a few long ones.
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); printf "%.2f", NR % 2 ? v[m] : (v[m] + v[m + 1]) / 2 }'; }
+echo "fresh key / without, by round: ${fresh_ratios[*]}; median $(median "${fresh_ratios[@]}")x (goal >= 0.9x)"
+if [ "${#random_ratios[@]}" -gt 0 ]; then
+    echo "random key / without, by round: ${random_ratios[*]}; median $(median "${random_ratios[@]}")x"
+fi
