@@ -16,7 +16,9 @@ import Synchronization
 /// The answer is kept in the same transaction when the service can render
 /// it from the write's result alone (``ClaimAnswer/render(_:)``): the store
 /// renders it on its thread right after the write and stores it with the
-/// record, so no crash separates the effect from its answer. Otherwise the
+/// record, so no crash separates the effect from its answer (an answer that
+/// is the write's change is kept as that change: ``StoredAnswer/change``,
+/// cheaper on the writer than the rendered answer). Otherwise the
 /// service attaches the answer right after the commit
 /// (``Store/recordIdempotentAnswer(_:_:)``).
 public struct IdempotencyClaim: Sendable, Hashable {

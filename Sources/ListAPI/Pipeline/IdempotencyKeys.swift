@@ -20,9 +20,11 @@ import Synchronization
 ///
 /// Where the route can render its answer from the store call's result and
 /// the rows the write left (every content write: ``keepingAnswer(_:_:)``),
-/// the store renders it and keeps it in the write's own transaction; other
-/// answers (the index routes, a problem met after the commit, a no-op that
-/// wrote nothing) are attached right after.
+/// the store renders it and keeps it in the write's own transaction; a
+/// write answered with its change keeps the change instead, rendered again
+/// on a retry (``keepingChange(unchanged:_:)``); other answers (the index
+/// routes, a problem met after the commit, a no-op that wrote nothing) are
+/// attached right after.
 ///
 /// Answers kept: every answer of a request whose write committed (a 2xx, or
 /// a problem the route met after the commit), and every 2xx of a request that
