@@ -209,6 +209,11 @@ package struct Database {
     /// every row, which costs more than the insert); another database is
     /// asked to return the row.
     func inserted(_ insert: String, _ values: SQLValue...) throws(StoreError) -> Bool {
+        try inserted(insert, values: values)
+    }
+
+    /// ``inserted(_:_:)`` with the values in an array.
+    func inserted(_ insert: String, values: [SQLValue]) throws(StoreError) -> Bool {
         switch backend {
         case .sqlite(let connection):
             try run(insert, values)

@@ -210,30 +210,32 @@ public struct IdempotencyRecord: Sendable, Hashable {
 }
 
 extension Database {
+    /// The claim's statement; a kept change's column is named only when
+    /// there is one (the others are every record's, on any schema since 0009).
+    private static let claimWithoutChange = """
+        INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (caller, idem_key) DO NOTHING
+        """
+    private static let claimWithChange = """
+        INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body, kept_change)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (caller, idem_key) DO NOTHING
+        """
+
     /// Claims `claim`'s key in the open transaction: inserts its record,
     /// with `answer` when there is one, or fails with `idempotencyKeyUsed`
     /// when the key is taken (on PostgreSQL, after waiting for the
     /// transaction that took it).
     func claimIdempotencyKey(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) throws(StoreError) {
-        let inserted: Bool
-        if let change = answer?.change {
-            inserted = try self.inserted(
-                """
-                INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, kept_change)
-                VALUES (?, ?, ?, ?, 200, ?)
-                ON CONFLICT (caller, idem_key) DO NOTHING
-                """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
-                .blob(change.encoded()))
-        } else {
-            inserted = try self.inserted(
-                """
-                INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (caller, idem_key) DO NOTHING
-                """, .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
-                answer.map { .integer(Int64($0.status)) } ?? .null, answer.map { .text($0.headerText) } ?? .null,
-                answer.map { .text(String(decoding: $0.body, as: UTF8.self)) } ?? .null)
-        }
+        let change = answer?.change.map { SQLValue.blob($0.encoded()) }
+        let inserted = try self.inserted(
+            change == nil ? Self.claimWithoutChange : Self.claimWithChange,
+            values: [
+                .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
+                answer.map { .integer(Int64($0.status)) } ?? .null, answer?.headerValue ?? .null,
+                answer?.bodyValue ?? .null,
+            ] + (change.map { [$0] } ?? []))
         guard inserted else {
             throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
         }

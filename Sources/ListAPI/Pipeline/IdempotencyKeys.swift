@@ -252,9 +252,8 @@ func keepingAnswer<Result: Sendable>(
 ///
 /// Why not render it on the store's thread, as ``keepingAnswer(_:_:)``
 /// does: staging and encoding the answer there before the commit cost the
-/// writer thread about a sixth of its keyed writes/s (session 22, `ab.sh`
-/// in Benchmarks/ServiceBenchmarks/README.md); storing the change costs it
-/// the change's bytes.
+/// writer thread about a sixth of its keyed writes/s (Benchmarks/ServiceBenchmarks/README.md,
+/// session 22); storing the change costs it the change's bytes.
 func keepingChange(
     unchanged: @escaping @Sendable (WriteResult) -> Response?, _ write: () async throws(Problem) -> WriteResult
 ) async throws(Problem) -> (result: WriteResult, kept: Response?) {

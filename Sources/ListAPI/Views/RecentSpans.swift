@@ -285,12 +285,7 @@ final class RecentSpans: Sendable {
             guard case .unindexed(let run, let from, let pending) = found else { continue }
             index(pending, of: list, at: path, run: run, from: from)
         }
-        state.withLock { state in
-            guard var ring = state.rings[list] else { return }
-            state.rings[list] = nil
-            ring.indexing = false
-            state.rings[list] = ring
-        }
+        state.withLock { state in state.rings[list]?.indexing = false }
     }
 
     /// Parses the models of `pending` (commits of run `run` after `from`) at
@@ -307,16 +302,15 @@ final class RecentSpans: Sendable {
         }
         let through = pending.last?.version ?? from
         state.withLock { state in
-            guard var ring = state.rings[list], ring.run == run else { return }
-            let index = ring.indexes[path]
-            guard (index?.through ?? from) == from else { return }
-            state.rings[list] = nil
-            var grown = index ?? PathIndex(through: from)
+            // Taken out while grown, so neither the ring nor the index's arrays are copied.
+            guard var ring = state.rings.removeValue(forKey: list) else { return }
+            defer { state.rings[list] = ring }
+            guard ring.run == run, (ring.indexes[path]?.through ?? from) == from else { return }
+            var grown = ring.indexes.removeValue(forKey: path) ?? PathIndex(through: from)
             for (value, version) in found { grown.versions[value, default: []].append(version) }
             grown.count += found.count
             grown.through = through
             ring.indexes[path] = grown
-            state.rings[list] = ring
         }
     }
 
