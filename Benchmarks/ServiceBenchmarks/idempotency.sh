@@ -55,10 +55,20 @@ LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "h
 fresh_ratios=()
 random_ratios=()
 for round in $(seq "$rounds"); do
-    measure "round $round, without a key" update.lua
-    without=$last_rate
-    measure "round $round, a fresh key each" update-idempotent.lua
-    fresh_ratios+=("$(awk -v a="$last_rate" -v b="$without" 'BEGIN { printf "%.2f", a / b }')")
+    # Which kind runs first alternates (AB BA ...): a drift of the machine's
+    # speed within a round then favours neither.
+    if [ $((round % 2)) = 1 ]; then
+        measure "round $round, without a key" update.lua
+        without=$last_rate
+        measure "round $round, a fresh key each" update-idempotent.lua
+        fresh=$last_rate
+    else
+        measure "round $round, a fresh key each" update-idempotent.lua
+        fresh=$last_rate
+        measure "round $round, without a key" update.lua
+        without=$last_rate
+    fi
+    fresh_ratios+=("$(awk -v a="$fresh" -v b="$without" 'BEGIN { printf "%.2f", a / b }')")
     if [ "${RANDOM_KEYS:-1}" = 1 ]; then
         measure "round $round, a fresh random key each" update-idempotent.lua random
         random_ratios+=("$(awk -v a="$last_rate" -v b="$without" 'BEGIN { printf "%.2f", a / b }')")

@@ -77,7 +77,14 @@ public final class ClaimApplied: Sendable {
 /// (``current``): a section or an item answer read from the rows the write
 /// left costs O(log n), where reading the list afterwards costs O(n).
 public final class ClaimAnswer: Sendable {
-    private let renderer = Mutex<(@Sendable (any Sendable, WrittenRows) -> StoredAnswer?)?>(nil)
+    /// How the next write's answer is made: from its result by a closure, or,
+    /// for a write answered with its change, that change itself.
+    private enum Rendering {
+        case result(@Sendable (any Sendable, WrittenRows) -> StoredAnswer?)
+        case change(unchanged: @Sendable (WriteResult) -> StoredAnswer?)
+    }
+
+    private let rendering = Mutex<Rendering?>(nil)
     private let kept = Mutex<StoredAnswer?>(nil)
 
     /// An answer to render, for a write without a claim (``current``).
@@ -93,8 +100,8 @@ public final class ClaimAnswer: Sendable {
     /// it must be quick and have no effects; `nil` leaves the answer to be
     /// attached after the commit.
     public func render<Result: Sendable>(_ body: @escaping @Sendable (Result) -> StoredAnswer?) {
-        renderer.withLock { renderer in
-            renderer = { value, _ in (value as? Result).flatMap(body) }
+        rendering.withLock { rendering in
+            rendering = .result { value, _ in (value as? Result).flatMap(body) }
         }
     }
 
@@ -104,18 +111,36 @@ public final class ClaimAnswer: Sendable {
     package func render<Result: Sendable>(
         reading body: @escaping @Sendable (Result, WrittenRows) throws(StoreError) -> StoredAnswer?
     ) {
-        renderer.withLock { renderer in
-            renderer = { value, rows in
+        rendering.withLock { rendering in
+            rendering = .result { value, rows in
                 guard let result = value as? Result else { return nil }
                 return try? body(result, rows)
             }
         }
     }
 
+    /// For a write answered with its change (a ``WriteResult``): the answer
+    /// kept is that change (``StoredAnswer/init(change:)``), taken from the
+    /// result as it is, with no closure and no cast on the writer thread; a
+    /// write that changed nothing (or recorded no change) keeps what
+    /// `unchanged` renders from its result.
+    public func keepChange(unchanged: @escaping @Sendable (WriteResult) -> StoredAnswer?) {
+        rendering.withLock { $0 = .change(unchanged: unchanged) }
+    }
+
     /// The answer for a write's result, when a renderer was given and it renders one.
-    package func rendered(for value: some Sendable, by writer: ListWriter) -> StoredAnswer? {
-        guard let renderer = renderer.withLock({ $0 }) else { return nil }
-        return renderer(value, WrittenRows(writer: writer))
+    package func rendered<Value: Sendable>(for value: Value, by writer: ListWriter) -> StoredAnswer? {
+        switch rendering.withLock({ $0 }) {
+        case nil:
+            return nil
+        case .result(let render):
+            return render(value, WrittenRows(writer: writer))
+        case .change(let unchanged):
+            // Folded away where `Value` is known (the store's write of a `WriteResult`).
+            guard let result = value as? WriteResult else { return nil }
+            if result.changed, let change = result.change { return StoredAnswer(change: change) }
+            return unchanged(result)
+        }
     }
 
     /// The answer kept with the committed write, if one was.
@@ -228,14 +253,19 @@ extension Database {
     /// when the key is taken (on PostgreSQL, after waiting for the
     /// transaction that took it).
     func claimIdempotencyKey(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) throws(StoreError) {
-        let change = answer?.change.map { SQLValue.blob($0.encoded()) }
+        // One array of the values, sized once: this runs on every keyed write.
+        var values: [SQLValue] = []
+        values.reserveCapacity(8)
+        values.append(.text(claim.caller))
+        values.append(.text(claim.key))
+        values.append(.text(claim.fingerprint))
+        values.append(.integer(now))
+        values.append(answer.map { .integer(Int64($0.status)) } ?? .null)
+        values.append(answer?.headerValue ?? .null)
+        values.append(answer?.bodyValue ?? .null)
+        if let change = answer?.change { values.append(.blob(change.encoded())) }
         let inserted = try self.inserted(
-            change == nil ? Self.claimWithoutChange : Self.claimWithChange,
-            values: [
-                .text(claim.caller), .text(claim.key), .text(claim.fingerprint), .integer(now),
-                answer.map { .integer(Int64($0.status)) } ?? .null, answer?.headerValue ?? .null,
-                answer?.bodyValue ?? .null,
-            ] + (change.map { [$0] } ?? []))
+            values.count == 8 ? Self.claimWithChange : Self.claimWithoutChange, values: values)
         guard inserted else {
             throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
         }

@@ -147,4 +147,21 @@ import Testing
         #expect(retry.body == first.body)
         #expect(retry.headers["Idempotent-Replayed"] == "true")
     }
+
+    /// The fingerprint is the hex SHA-256 of "method LF target LF body":
+    /// records kept by an earlier build must match a retry's after an
+    /// upgrade, so its bytes are pinned (values from `printf … | sha256sum`).
+    @Test(arguments: [
+        (
+            HTTPMethod.patch, "/lists/l?pretty", #"{"ops":[]}"#,
+            "a6579416195a4469c77a5d3d4831efed69834466a1338fe103442299ce25d96a"
+        ),
+        (HTTPMethod.post, "/lists", "", "05010ca16ccd603bcb0a483e0663b338ffb8b41505e3a7c5c36b023eb792ed35"),
+    ])
+    func theFingerprintIsTheRequestsSHA256(method: HTTPMethod, target: String, body: String, digest: String) {
+        let request = Request(
+            head: RequestHead(method: method, target: target, headers: HTTPHeaders()), body: Array(body.utf8),
+            remoteAddress: "test")
+        #expect(IdempotencyKeys.fingerprint(of: request) == digest)
+    }
 }

@@ -110,22 +110,34 @@ final class IdempotencyKeys: Sendable {
     }
 
     /// The lowercase hex SHA-256 of the method, the request target (path and query) and the body.
+    ///
+    /// Hashed from the request's own bytes (no copies into arrays) and
+    /// written into the string's storage: this runs on every keyed request.
     static func fingerprint(of request: Request) -> String {
         var hash = SHA256()
-        hash.update(data: Array(request.method.rawValue.utf8))
-        hash.update(data: [0x0A])
-        hash.update(data: Array(request.head.target.utf8))
-        hash.update(data: [0x0A])
-        hash.update(data: request.body)
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in hash.finalize() {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
+        var method = request.method.rawValue
+        var target = request.head.target
+        let newline: UInt8 = 0x0A
+        method.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        withUnsafeBytes(of: newline) { hash.update(bufferPointer: $0) }
+        target.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        withUnsafeBytes(of: newline) { hash.update(bufferPointer: $0) }
+        request.body.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        let digest = hash.finalize()
+        return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
+            var count = 0
+            digest.withUnsafeBytes { bytes in
+                for byte in bytes {
+                    hex[count] = hexDigits[Int(byte >> 4)]
+                    hex[count + 1] = hexDigits[Int(byte & 0x0F)]
+                    count += 2
+                }
+            }
+            return count
         }
-        return String(decoding: hex, as: UTF8.self)
     }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     // MARK: Answers
 
@@ -258,10 +270,7 @@ func keepingChange(
     unchanged: @escaping @Sendable (WriteResult) -> Response?, _ write: () async throws(Problem) -> WriteResult
 ) async throws(Problem) -> (result: WriteResult, kept: Response?) {
     guard let claim = IdempotencyClaim.current else { return (try await write(), nil) }
-    claim.answer.render { (result: WriteResult) -> StoredAnswer? in
-        if result.changed, let change = result.change { return StoredAnswer(change: change) }
-        return unchanged(result).map(StoredAnswer.init)
-    }
+    claim.answer.keepChange(unchanged: { unchanged($0).map(StoredAnswer.init) })
     let result = try await write()
     return (result, claim.answer.keptAnswer.flatMap { $0.change == nil ? Response($0) : nil })
 }
