@@ -10,7 +10,8 @@
 # stime from /proc over the round's requests): the key's cost on the one thread
 # that bounds the rate, without the disk's noise in writes/s.
 # [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 [RANDOM_KEYS=0] idempotency.sh
-# Ends with the median of the rounds' ratios (a fresh key each / without a key).
+# Ends with the median of the rounds' ratios (a fresh key each / without a key) and, on
+# SQLite, of the writer thread's CPU a write (the same ratio the other way up: cost).
 # Needs: apt-get install -y wrk
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -35,6 +36,8 @@ measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s (and th
         "http://127.0.0.1:$port" | awk '/requests in/ { print $1 }')
     after=$(writer_ticks)
     last_rate=$(awk -v n="$requests" -v d="$duration" 'BEGIN { printf "%.1f", n / d }')
+    last_writer=$(awk -v n="$requests" -v b="$before" -v a="$after" -v hz="$ticks_per_second" \
+        'BEGIN { if (b != "" && a != "") printf "%.2f", (a - b) / hz * 1e6 / n }')
     awk -v label="$1" -v n="$requests" -v d="$duration" -v b="$before" -v a="$after" -v hz="$ticks_per_second" \
         'BEGIN { printf "%s: %.0f writes/s", label, n / d
                  if (b != "" && a != "") printf ", writer thread %.1f us/write", (a - b) / hz * 1e6 / n
@@ -53,20 +56,24 @@ fi
 make_list "$items" "idempotency-$$"
 LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "http://127.0.0.1:$port" > /dev/null
 fresh_ratios=()
+writer_ratios=()
 random_ratios=()
 for round in $(seq "$rounds"); do
     # Which kind runs first alternates (AB BA ...): a drift of the machine's
     # speed within a round then favours neither.
     if [ $((round % 2)) = 1 ]; then
         measure "round $round, without a key" update.lua
-        without=$last_rate
+        without=$last_rate without_writer=$last_writer
         measure "round $round, a fresh key each" update-idempotent.lua
-        fresh=$last_rate
+        fresh=$last_rate fresh_writer=$last_writer
     else
         measure "round $round, a fresh key each" update-idempotent.lua
-        fresh=$last_rate
+        fresh=$last_rate fresh_writer=$last_writer
         measure "round $round, without a key" update.lua
-        without=$last_rate
+        without=$last_rate without_writer=$last_writer
+    fi
+    if [ -n "$fresh_writer" ] && [ -n "$without_writer" ]; then
+        writer_ratios+=("$(awk -v a="$fresh_writer" -v b="$without_writer" 'BEGIN { printf "%.2f", a / b }')")
     fi
     fresh_ratios+=("$(awk -v a="$fresh" -v b="$without" 'BEGIN { printf "%.2f", a / b }')")
     if [ "${RANDOM_KEYS:-1}" = 1 ]; then
@@ -80,6 +87,9 @@ stop_listd
 # (ROUNDS=15 DURATION=1) give a steadier one than a few long ones.
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2); printf "%.2f", NR % 2 ? v[m] : (v[m] + v[m + 1]) / 2 }'; }
 echo "fresh key / without, by round: ${fresh_ratios[*]}; median $(median "${fresh_ratios[@]}")x (goal >= 0.9x)"
+if [ "${#writer_ratios[@]}" -gt 0 ]; then
+    echo "writer thread's CPU a write, fresh key / without, by round: ${writer_ratios[*]}; median $(median "${writer_ratios[@]}")x"
+fi
 if [ "${#random_ratios[@]}" -gt 0 ]; then
     echo "random key / without, by round: ${random_ratios[*]}; median $(median "${random_ratios[@]}")x"
 fi

@@ -639,29 +639,35 @@ package final class ListWriter {
             if ageQuietUntil.count >= Self.ageHintLimit { ageQuietUntil.removeAll(keepingCapacity: true) }
             ageQuietUntil[list] = firstRecent.map { $0.1 + ageMilliseconds }
         }
-        if newFloor != floor {
-            try db.run("UPDATE lists SET history_floor = ? WHERE id = ?", newFloor.sql, list.sql)
+        let upTo = pruned < newFloor ? min(newFloor, pruned + maxVersions) : pruned
+        if upTo > pruned {
+            try db.run(
+                "DELETE FROM history WHERE list_id = ? AND version > ? AND version <= ?",
+                list.sql, pruned.sql, upTo.sql)
+            try db.run(
+                "DELETE FROM versions WHERE list_id = ? AND version > ? AND version <= ?",
+                list.sql, pruned.sql, upTo.sql)
+            // A renumbering's record goes with its version's history: a cursor
+            // made before it is then refused rather than followed inexactly.
+            if let generation = try db.first(
+                "SELECT max(generation) FROM renumberings WHERE list_id = ? AND version <= ?", list.sql, upTo.sql,
+                read: { $0.optionalInt64(0) }) ?? nil
+            {
+                try db.run(
+                    "DELETE FROM renumbered_keys WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
+                try db.run(
+                    "DELETE FROM renumberings WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
+                try db.run("UPDATE lists SET renumber_floor = ? WHERE id = ?", generation.sql, list.sql)
+            }
         }
-        guard pruned < newFloor else { return false }
-        let upTo = min(newFloor, pruned + maxVersions)
-        try db.run(
-            "DELETE FROM history WHERE list_id = ? AND version > ? AND version <= ?",
-            list.sql, pruned.sql, upTo.sql)
-        try db.run(
-            "DELETE FROM versions WHERE list_id = ? AND version > ? AND version <= ?",
-            list.sql, pruned.sql, upTo.sql)
-        try db.run("UPDATE lists SET history_pruned = ? WHERE id = ?", upTo.sql, list.sql)
-        // A renumbering's record goes with its version's history: a cursor
-        // made before it is then refused rather than followed inexactly.
-        if let generation = try db.first(
-            "SELECT max(generation) FROM renumberings WHERE list_id = ? AND version <= ?", list.sql, upTo.sql,
-            read: { $0.optionalInt64(0) }) ?? nil
-        {
+        // The floor, the pruned mark and the flag idle pruning looks for, in
+        // one statement. The flag is what the partial index `lists_to_prune`
+        // names (migration 0013): it stays 0 while writes keep up, so this
+        // update changes no indexed column (on PostgreSQL, a HOT update).
+        if newFloor != floor || upTo != pruned {
             try db.run(
-                "DELETE FROM renumbered_keys WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
-            try db.run(
-                "DELETE FROM renumberings WHERE list_id = ? AND generation <= ?", list.sql, generation.sql)
-            try db.run("UPDATE lists SET renumber_floor = ? WHERE id = ?", generation.sql, list.sql)
+                "UPDATE lists SET history_floor = ?, history_pruned = ?, prune_pending = ? WHERE id = ?",
+                newFloor.sql, upTo.sql, .integer(upTo < newFloor ? 1 : 0), list.sql)
         }
         return upTo < newFloor
     }
@@ -681,7 +687,7 @@ package final class ListWriter {
             "SELECT DISTINCT list_id FROM versions WHERE committed_at < ? LIMIT 16", [cutoff.sql]
         ) { $0.identifier(0) }
         lists += try db.rows(
-            "SELECT id FROM lists WHERE history_pruned < history_floor ORDER BY id LIMIT 16", []
+            "SELECT id FROM lists WHERE prune_pending = 1 ORDER BY id LIMIT 16", []
         ) { $0.identifier(0) }
         return Set(lists).sorted { $0.rawValue < $1.rawValue }
     }

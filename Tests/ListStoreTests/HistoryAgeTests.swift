@@ -79,4 +79,48 @@ import Testing
         writer.transactionRolledBack()
         #expect(writer.ageQuietUntil.isEmpty)
     }
+
+    /// The flag idle pruning finds a list by (`prune_pending`, which the
+    /// partial index `lists_to_prune` names) is set exactly while history is
+    /// left below the floor: a write that jumps the floor further than it
+    /// prunes sets it, idle pruning clears it once caught up, and a write
+    /// that keeps up leaves it alone.
+    @Test func aListLeftBehindIsFlaggedUntilPruningCatchesUp() async throws {
+        let directory = try TemporaryDirectory()
+        let writer = try await Self.writer(in: directory)
+        let list = Identifier(storedText: "l")
+        func marks() throws -> (floor: Int64, pruned: Int64, pending: Int64)? {
+            try writer.db.first(
+                "SELECT history_floor, history_pruned, prune_pending FROM lists WHERE id = ?", list.sql
+            ) { ($0.int64(0), $0.int64(1), $0.int64(2)) }
+        }
+        _ = try writer.createList(id: list, name: "", sections: [NewSection(id: Self.section)], now: 0)
+        for index in 0..<20 {
+            _ = try writer.apply(Self.insert("a\(index)"), to: list, expectedVersion: nil, now: Int64(100 + index))
+        }
+        #expect(try marks()! == (1, 1, 0), "nothing is a second old yet")
+
+        // Every version but the last aged out at once: the floor jumps to 20,
+        // the write prunes 8 versions of it and flags the rest.
+        _ = try writer.apply(Self.insert("b"), to: list, expectedVersion: nil, now: 10_000)
+        #expect(try marks()! == (21, 9, 1))
+        let flagged = try writer.db.rows("SELECT id FROM lists WHERE prune_pending = 1", []) { $0.identifier(0) }
+        #expect(flagged == [list])
+        #expect(try writer.idleCandidates(now: 10_000).contains(list))
+
+        var steps = 0
+        while try writer.pruneIdle([list], now: 10_000) {
+            steps += 1
+            let (floor, pruned, pending) = try #require(try marks())
+            #expect(pending == (pruned < floor ? 1 : 0))
+            #expect(steps < 10)
+        }
+        #expect(try marks()! == (21, 21, 0))
+        #expect(try writer.db.rows("SELECT id FROM lists WHERE prune_pending = 1", []) { $0.identifier(0) }.isEmpty)
+
+        // A write that keeps up moves the floor and the mark together and leaves the flag at 0.
+        _ = try writer.apply(Self.insert("c"), to: list, expectedVersion: nil, now: 20_000)
+        let (floor, pruned, pending) = try #require(try marks())
+        #expect(floor == 22 && pruned == 22 && pending == 0)
+    }
 }

@@ -15,7 +15,7 @@ struct PostgresMigrateCommandTests {
         #expect(dry.status == 0)
         #expect(
             dry.output.contains(
-                "pending [\"0001_initial\", \"0002_item_indexes\", \"0003_renumberings\", \"0004_lists_to_prune\", \"0005_history_after_images\", \"0006_idempotency\", \"0007_idempotency_kept_changes\"]"
+                "pending [\"0001_initial\", \"0002_item_indexes\", \"0003_renumberings\", \"0004_lists_to_prune\", \"0005_history_after_images\", \"0006_idempotency\", \"0007_idempotency_kept_changes\", \"0008_lists_to_prune_flagged\"]"
             ),
             "\(dry.output)")
         let first = try await ListdBinary.run(["migrate", "--store", database.url, "--migrations", migrations])
