@@ -180,7 +180,7 @@ let package = Package(
                 "query.sh", "lib.sh", "compare.sh",
                 "update-query.lua", "catchup.sh", "writercpu.sh", "nchan.conf", "fanout.sh", "views.sh",
                 "update-view.lua",
-                "auth.sh", "auth.lua", "update-auth.lua", "idempotency.sh", "update-idempotent.lua",
+                "auth.sh", "auth.lua", "update-auth.lua", "idempotency.sh", "update-idempotent.lua", "builds.sh",
             ]
         ),
 
