@@ -263,9 +263,10 @@ extension Database {
         values.append(answer.map { .integer(Int64($0.status)) } ?? .null)
         values.append(answer?.headerValue ?? .null)
         values.append(answer?.bodyValue ?? .null)
-        if let change = answer?.change { values.append(.blob(change.encoded())) }
+        let keptChange = answer?.change
+        if let keptChange { values.append(.blob(keptChange.encoded())) }
         let inserted = try self.inserted(
-            values.count == 8 ? Self.claimWithChange : Self.claimWithoutChange, values: values)
+            keptChange == nil ? Self.claimWithoutChange : Self.claimWithChange, values: values)
         guard inserted else {
             throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
         }
