@@ -100,7 +100,7 @@ import Testing
         }
         #expect(try marks()! == (1, 1, 0), "nothing is a second old yet")
 
-        // Every version but the last aged out at once: the floor jumps to 20,
+        // Every version but the last aged out at once: the floor jumps to 21,
         // the write prunes 8 versions of it and flags the rest.
         _ = try writer.apply(Self.insert("b"), to: list, expectedVersion: nil, now: 10_000)
         #expect(try marks()! == (21, 9, 1))
