@@ -8,57 +8,70 @@ import SectionDiff
 /// the writer thread stores the change instead of staging and encoding the
 /// answer itself before the commit.
 ///
-/// Format 1, all integers little-endian: the format byte; the list id and the
-/// epoch (each a length and UTF-8 bytes); `from` and `to` (8 bytes each);
-/// then `old` and `new`, each a section count and, per section, its
-/// condensed model and an item count with each condensed item. A condensed
-/// entry is a tag byte: 0, an element (its id and its model's canonical
-/// text); 1, a run (its id and count, 8 bytes each). Lengths and counts are
-/// 4 bytes.
+/// Format 2 (what ``encoded()`` writes): the format byte; the list id and
+/// the epoch (each a length and UTF-8 bytes); `from` and `to`; then `old`
+/// and `new`, each a section count and, per section, its condensed model and
+/// an item count with each condensed item. A condensed entry is a tag byte:
+/// 0, an element (its id and its model's canonical text); 1, a run (its id,
+/// zigzag-encoded, and its count). Every length, count and integer is an
+/// unsigned LEB128 varint (7 bits a byte, low bits first), so the usual
+/// change of one item takes about 110 bytes.
+///
+/// Format 1, written before (records kept from then still replay): the same
+/// fields with lengths and counts as 4 bytes and integers (versions, a run's
+/// id and count) as 8, little-endian: about 210 bytes for the same change.
+/// Every byte of a record is a byte the writer thread writes into the
+/// database and its log inside the write's transaction.
 extension NetChange {
     /// The format ``encoded()`` writes.
-    static let encodingFormat: UInt8 = 1
+    static let encodingFormat: UInt8 = 2
 
-    /// The change as bytes (format 1).
+    /// The change as bytes (format 2).
     /// - Complexity: O(the change's entries and the bytes of their ids and models).
     public func encoded() -> [UInt8] {
         var out = ChangeBytes()
-        out.bytes.reserveCapacity(256)
+        out.bytes.reserveCapacity(128)
         out.bytes.append(Self.encodingFormat)
         out.string(list.rawValue)
         out.string(epoch)
-        out.integer(UInt64(bitPattern: from))
-        out.integer(UInt64(bitPattern: to))
+        out.varint(UInt64(bitPattern: from))
+        out.varint(UInt64(bitPattern: to))
         out.sections(old)
         out.sections(new)
         return out.bytes
     }
 
-    /// The change `encoded()` gave; `nil` for bytes that are not one (another
-    /// format, cut short, or damaged), never a trap.
+    /// The change `encoded()` gave (format 2, or format 1 as written
+    /// before); `nil` for bytes that are not one (another format, cut short,
+    /// or damaged), never a trap.
     public init?(encoded bytes: [UInt8]) {
-        var input = ChangeReader(bytes: bytes)
-        guard input.byte() == Self.encodingFormat, let listText = input.string(),
-            let list = Identifier(listText), let epoch = input.string(), let from = input.integer(),
-            let to = input.integer(), let old = input.sections(), let new = input.sections(), input.atEnd
+        guard let format = bytes.first, format == 1 || format == Self.encodingFormat else { return nil }
+        var input = ChangeReader(bytes: bytes, wide: format == 1)
+        input.offset = 1
+        guard let listText = input.string(), let list = Identifier(listText), let epoch = input.string(),
+            let from = input.integer(), let to = input.integer(), let old = input.sections(),
+            let new = input.sections(), input.atEnd
         else { return nil }
         self.init(
             list: list, epoch: epoch, from: Int64(bitPattern: from), to: Int64(bitPattern: to), old: old, new: new)
     }
 }
 
-/// ``NetChange/encoded()``'s writer.
+/// ``NetChange/encoded()``'s writer (format 2).
 private struct ChangeBytes {
     var bytes: [UInt8] = []
 
-    mutating func count(_ value: Int) {
-        let value = UInt32(truncatingIfNeeded: value)
-        for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    /// `value` as an unsigned LEB128 varint: 1 byte below 128, at most 10.
+    mutating func varint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
     }
 
-    mutating func integer(_ value: UInt64) {
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-    }
+    mutating func count(_ value: Int) { varint(UInt64(value)) }
 
     mutating func string(_ text: String) {
         var text = text
@@ -76,8 +89,10 @@ private struct ChangeBytes {
             string(element.model.text)
         case .run(let id, let count):
             bytes.append(1)
-            integer(UInt64(bitPattern: Int64(id)))
-            integer(UInt64(bitPattern: Int64(count)))
+            // Zigzag: small ids of either sign take few bytes.
+            let id = Int64(id)
+            varint(UInt64(bitPattern: (id << 1) ^ (id >> 63)))
+            self.count(count)
         }
     }
 
@@ -94,6 +109,8 @@ private struct ChangeBytes {
 /// ``NetChange/init(encoded:)``'s reader: every read checks what is left.
 private struct ChangeReader {
     let bytes: [UInt8]
+    /// Format 1: lengths and counts as 4 bytes, integers as 8; format 2: varints.
+    let wide: Bool
     var offset = 0
 
     var atEnd: Bool { offset == bytes.count }
@@ -104,7 +121,27 @@ private struct ChangeReader {
         return bytes[offset]
     }
 
+    /// An unsigned LEB128 varint of at most 10 bytes that fits 64 bits.
+    mutating func varint() -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            offset += 1
+            // The tenth byte holds bit 63 alone.
+            guard shift < 63 || byte <= 1 else { return nil }
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
+    }
+
     mutating func count() -> Int? {
+        guard wide else {
+            guard let value = varint(), value <= UInt64(Int.max) else { return nil }
+            return Int(value)
+        }
         guard bytes.count - offset >= 4 else { return nil }
         var value: UInt32 = 0
         for index in 0..<4 { value |= UInt32(bytes[offset + index]) << UInt32(8 * index) }
@@ -113,6 +150,7 @@ private struct ChangeReader {
     }
 
     mutating func integer() -> UInt64? {
+        guard wide else { return varint() }
         guard bytes.count - offset >= 8 else { return nil }
         var value: UInt64 = 0
         for index in 0..<8 { value |= UInt64(bytes[offset + index]) << UInt64(8 * index) }
@@ -131,9 +169,13 @@ private struct ChangeReader {
         case 0:
             guard let id = string(), let model = string() else { return nil }
             return .element(JSONEntry(id: id, model: JSONText(model)))
-        case 1:
+        case 1 where wide:
             guard let id = integer(), let count = integer(), Int64(bitPattern: count) >= 0 else { return nil }
             return .run(id: Int(Int64(bitPattern: id)), count: Int(Int64(bitPattern: count)))
+        case 1:
+            guard let zigzag = varint(), let count = count() else { return nil }
+            let id = Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+            return .run(id: Int(id), count: count)
         default:
             return nil
         }
