@@ -210,7 +210,17 @@ final class IdempotencyKeys: Sendable {
     // MARK: Requests running in this process
 
     /// Waits until no other request of this process runs with `slot`, then takes it.
+    ///
+    /// A free slot is taken without suspending: a continuation, even one
+    /// resumed at once, sends the task back through its executor's queue,
+    /// and nearly every request finds its slot free.
     private func enter(_ slot: Slot) async {
+        let free = running.withLock { running in
+            guard running[slot] == nil else { return false }
+            running[slot] = []
+            return true
+        }
+        if free { return }
         while true {
             let taken: Bool = await withCheckedContinuation { continuation in
                 let waiting = running.withLock { running in
