@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # The Idempotency-Key figure against a real listd (release build, loopback only):
 # single-op writes/s (wrk -t1 -c64) on a list of ITEMS items, without a key
-# (update.lua) and with a fresh key per request (update-idempotent.lua), in
+# (update.lua) and with a fresh key per request (update-idempotent.lua: a UUIDv7
+# as listd's clients make them, so keys arrive in the order they were made), in
 # alternating rounds in one listd, so both see the same machine, then a round
-# with keys in no order (KEYS=random: random keys, where the script's own
-# arrive nearly in order, as UUIDv7 keys do). SQLite by
-# default; with STORE=postgres://... on that database (a fresh list per run).
-# On SQLite each line also gives the writer thread's CPU a write (its utime +
-# stime from /proc over the round's requests): the key's cost on the one thread
-# that bounds the rate, without the disk's noise in writes/s.
+# with keys in no order (KEYS=random: random UUIDv4s, as other clients send).
+# SQLite by default; with STORE=postgres://... on that database (a fresh list per run).
+# Each line also gives listd's CPU a write (utime + stime of every thread, from
+# /proc over the round's requests) and, on SQLite, the writer thread's: the key's
+# cost on the one thread that bounds the rate, without the disk's noise in writes/s.
 # [STORE=postgres://...] PORT=8080 ITEMS=10000 ROUNDS=3 DURATION=10 [RANDOM_KEYS=0] idempotency.sh
-# Ends with the median of the rounds' ratios (a fresh key each / without a key) and, on
-# SQLite, of the writer thread's CPU a write (the same ratio the other way up: cost).
+# Ends with the median of the rounds' ratios (a fresh key each / without a key) and of
+# the CPU a write (the same ratio the other way up: cost).
 # Needs: apt-get install -y wrk
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -29,12 +29,19 @@ writer_ticks() {  # utime + stime of listd's thread named store-writer (SQLite's
         fi
     done
 }
-measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s (and the writer thread's CPU a write)
-    local requests before after
+listd_ticks() {  # utime + stime of the whole listd process (every thread)
+    awk '{ print $14 + $15 }' "/proc/$listd_pid/stat"
+}
+measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s, the writer thread's and listd's CPU a write
+    local requests before after process_before process_after
+    process_before=$(listd_ticks)
     before=$(writer_ticks)
     requests=$(KEYS="${3:-}" LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d"${duration}s" -s "$here/$2" \
         "http://127.0.0.1:$port" | awk '/requests in/ { print $1 }')
     after=$(writer_ticks)
+    process_after=$(listd_ticks)
+    last_process=$(awk -v n="$requests" -v b="$process_before" -v a="$process_after" -v hz="$ticks_per_second" \
+        'BEGIN { printf "%.2f", (a - b) / hz * 1e6 / n }')
     last_rate=$(awk -v n="$requests" -v d="$duration" 'BEGIN { printf "%.1f", n / d }')
     last_writer=$(awk -v n="$requests" -v b="$before" -v a="$after" -v hz="$ticks_per_second" \
         'BEGIN { if (b != "" && a != "") printf "%.2f", (a - b) / hz * 1e6 / n }')
@@ -42,6 +49,7 @@ measure() {  # measure LABEL SCRIPT [KEYS]: one wrk run; prints writes/s (and th
         'BEGIN { printf "%s: %.0f writes/s", label, n / d
                  if (b != "" && a != "") printf ", writer thread %.1f us/write", (a - b) / hz * 1e6 / n
                  printf "\n" }'
+    echo "    listd (all threads): $last_process us/write"
 }
 
 echo "cores: $(nproc); load average: $(cat /proc/loadavg); store: ${STORE:+postgres}${STORE:-sqlite}"
@@ -57,21 +65,23 @@ make_list "$items" "idempotency-$$"
 LIST_PATH="$list_path" ITEMS="$items" wrk -t1 -c64 -d3s -s "$here/update.lua" "http://127.0.0.1:$port" > /dev/null
 fresh_ratios=()
 writer_ratios=()
+process_ratios=()
 random_ratios=()
 for round in $(seq "$rounds"); do
     # Which kind runs first alternates (AB BA ...): a drift of the machine's
     # speed within a round then favours neither.
     if [ $((round % 2)) = 1 ]; then
         measure "round $round, without a key" update.lua
-        without=$last_rate without_writer=$last_writer
+        without=$last_rate without_writer=$last_writer without_process=$last_process
         measure "round $round, a fresh key each" update-idempotent.lua
-        fresh=$last_rate fresh_writer=$last_writer
+        fresh=$last_rate fresh_writer=$last_writer fresh_process=$last_process
     else
         measure "round $round, a fresh key each" update-idempotent.lua
-        fresh=$last_rate fresh_writer=$last_writer
+        fresh=$last_rate fresh_writer=$last_writer fresh_process=$last_process
         measure "round $round, without a key" update.lua
-        without=$last_rate without_writer=$last_writer
+        without=$last_rate without_writer=$last_writer without_process=$last_process
     fi
+    process_ratios+=("$(awk -v a="$fresh_process" -v b="$without_process" 'BEGIN { printf "%.2f", a / b }')")
     if [ -n "$fresh_writer" ] && [ -n "$without_writer" ]; then
         writer_ratios+=("$(awk -v a="$fresh_writer" -v b="$without_writer" 'BEGIN { printf "%.2f", a / b }')")
     fi
@@ -90,6 +100,7 @@ echo "fresh key / without, by round: ${fresh_ratios[*]}; median $(median "${fres
 if [ "${#writer_ratios[@]}" -gt 0 ]; then
     echo "writer thread's CPU a write, fresh key / without, by round: ${writer_ratios[*]}; median $(median "${writer_ratios[@]}")x"
 fi
+echo "listd's CPU a write (all threads), fresh key / without, by round: ${process_ratios[*]}; median $(median "${process_ratios[@]}")x"
 if [ "${#random_ratios[@]}" -gt 0 ]; then
     echo "random key / without, by round: ${random_ratios[*]}; median $(median "${random_ratios[@]}")x"
 fi
