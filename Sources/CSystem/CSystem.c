@@ -2,6 +2,8 @@
 #include "CSystem.h"
 
 #include <malloc.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <string.h>
 
@@ -62,6 +64,18 @@ void csystem_set_thread_name(const char *name) {
     truncated[sizeof truncated - 1] = 0;
     pthread_setname_np(pthread_self(), truncated);
 }
+
+int csystem_schedule_when_idle(void) {
+    struct sched_param parameters = {.sched_priority = 0};
+    return sched_setscheduler(0, SCHED_IDLE, &parameters);
+}
+
+int csystem_scheduled_when_idle(void) {
+    int policy = sched_getscheduler(0);
+    return policy < 0 ? -1 : policy == SCHED_IDLE;
+}
+
+int csystem_thread_id(void) { return (int)gettid(); }
 
 int csystem_set_allocator_thresholds(int trim, int mmap) {
     int trimmed = mallopt(M_TRIM_THRESHOLD, trim);

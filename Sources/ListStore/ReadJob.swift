@@ -7,11 +7,21 @@ package typealias ReadJob = @Sendable (ListReader?, StoreError?) -> Void
 /// ``StoreError/cancelledBeforeStart`` and nothing runs; a read that started
 /// runs to its end. `noReader` is the error when the thread has no reader and
 /// no reason for it.
+///
+/// With `mayRunTwice` (a read on ``BackgroundThreads``, which may run a job on
+/// both of its threads at once), the first run to finish answers and a run
+/// that starts after it does nothing; `body` must then have no effects.
 package func cancellableRead<T: Sendable>(
-    on reads: WorkQueue<ReadJob>, noReader: String, _ body: @escaping @Sendable (ListReader) throws(StoreError) -> T
+    on reads: WorkQueue<ReadJob>, noReader: String, mayRunTwice: Bool = false,
+    _ body: @escaping @Sendable (ListReader) throws(StoreError) -> T
 ) async throws(StoreError) -> T {
-    try await cancellableSubmission { cancellation, answer in
-        reads.enqueue { reader, openError in
+    try await cancellableSubmission { cancellation, answerOnce in
+        let once = mayRunTwice ? RunOnce() : nil
+        let answer: @Sendable (Result<T, StoreError>) -> Void = { result in
+            if once?.claim() ?? true { answerOnce(result) }
+        }
+        return reads.enqueue { reader, openError in
+            if once?.isDone == true { return }
             if cancellation.isCancelled {
                 answer(.failure(.cancelledBeforeStart))
                 return

@@ -22,10 +22,11 @@ import Synchronization
 ///
 /// Threads: `store-writer` owns the writer connection and the hot rank
 /// indexes; `store-reader-N` serve reads; `store-catchup` computes "changes
-/// since V" for clients catching up (``changes(of:since:)``), at a lower
-/// scheduling priority (nice +10) than the writer and the event loops, so a
-/// crowd of clients back from the background takes the CPU writes leave, not
-/// the writes' own; `store-checkpt` runs the WAL checkpoints.
+/// since V" for clients catching up (``changes(of:since:)``) on CPU time
+/// nothing else wants (``BackgroundThreads``: `SCHED_IDLE`), so a crowd of
+/// clients back from the background takes the CPU writes leave, not the
+/// writes' own, and `catchup-overdue` (nice +10) runs a catch-up that waited
+/// (or ran) longer than a quarter second for it; `store-checkpt` runs the WAL checkpoints.
 public final class SQLiteStore: Store {
     /// A write waiting for the writer: its work and how to answer its caller.
     struct PendingWrite: GroupCommitJob {
@@ -42,8 +43,8 @@ public final class SQLiteStore: Store {
 
     private let writes = WorkQueue<PendingWrite>()
     private let reads = WorkQueue<ReadJob>()
-    /// Catch-ups ("changes since V"), on their own lower-priority thread.
-    private let catchUps = WorkQueue<ReadJob>()
+    /// Catch-ups ("changes since V"), on their own threads (``BackgroundThreads``).
+    private let catchUps = WorkQueue<ReadJob>(timed: true)
     private let feed = CommitFeed()
     /// The rank indexes the writer publishes for catch-ups on reader threads.
     private let board: IndexBoard
@@ -60,7 +61,8 @@ public final class SQLiteStore: Store {
         self.configuration = configuration
         self.board = IndexBoard(budget: configuration.hotListMemory)
         let readers = max(1, configuration.readers)
-        self.threadsRunning = Mutex((count: 3 + readers, waiters: []))
+        // The writer, the checkpointer, the readers and the two catch-up threads.
+        self.threadsRunning = Mutex((count: 4 + readers, waiters: []))
         let opened: Result<Void, StoreError> = await withCheckedContinuation { continuation in
             startWriter(ready: { continuation.resume(returning: $0) })
         }
@@ -71,7 +73,7 @@ public final class SQLiteStore: Store {
             throw error
         }
         for index in 0..<readers { startReader(name: "store-reader-\(index)", queue: reads) }
-        startReader(name: "store-catchup", queue: catchUps, niceness: Self.catchUpNiceness)
+        BackgroundThreads.start(names: ("store-catchup", "catchup-overdue"), queue: catchUps, readerLoop())
     }
 
     deinit {
@@ -166,7 +168,7 @@ public final class SQLiteStore: Store {
     /// moved to the snapshot's version (see ``ListReader/changes(of:since:board:)``).
     public func changes(of list: Identifier, since version: Int64) async throws(StoreError) -> ChangeSince {
         let board = self.board
-        return try await cancellableRead(on: catchUps, noReader: "no catch-up connection") {
+        return try await cancellableRead(on: catchUps, noReader: "no catch-up connection", mayRunTwice: true) {
             reader throws(StoreError) in
             try reader.changes(of: list, since: version, board: board)
         }
@@ -390,25 +392,25 @@ public final class SQLiteStore: Store {
         }
     }
 
-    /// How much lower the catch-up thread's scheduling priority is (Linux `nice`).
-    static let catchUpNiceness: Int32 = 10
-
     /// Starts a thread named `name` (at most 15 characters on Linux) taking
-    /// reads from `queue` on a connection of its own, `niceness` below the
-    /// process's priority.
-    private func startReader(name: String, queue reads: WorkQueue<ReadJob>, niceness: Int32 = 0) {
+    /// reads from `queue` on a connection of its own.
+    private func startReader(name: String, queue reads: WorkQueue<ReadJob>) {
+        let loop = readerLoop()
+        let thread = Thread {
+            nameCurrentThread(name)
+            loop { reads.take(max: 1, timeout: .distantFuture) }
+        }
+        thread.start()
+    }
+
+    /// A reader thread's body: opens its connection, runs the reads `take`
+    /// gives until it gives `nil`, then closes the connection.
+    private func readerLoop() -> @Sendable (_ take: () -> [ReadJob]?) -> Void {
         let path = self.path
         let configuration = self.configuration
         let options = connectionOptions(readOnly: true)
         let exited: @Sendable () -> Void = { [weak self] in self?.threadExited() }
-        let thread = Thread {
-            nameCurrentThread(name)
-            #if os(Linux)
-                if niceness != 0 {
-                    // Linux keeps a nice value per thread; `who` 0 is the calling thread.
-                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
-                }
-            #endif
+        return { take in
             defer { exited() }
             var connection: Connection?
             var openError: StoreError?
@@ -418,12 +420,11 @@ public final class SQLiteStore: Store {
                 openError = StoreError(.storageFailure, "cannot open a reader on \(path): \(error)")
             }
             let reader = connection.map { ListReader(db: Database(connection: $0), configuration: configuration) }
-            while let jobs = reads.take(max: 1, timeout: .distantFuture) {
+            while let jobs = take() {
                 for job in jobs { job(reader, openError) }
             }
             connection?.close()
         }
-        thread.start()
     }
 }
 

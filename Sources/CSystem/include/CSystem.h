@@ -54,6 +54,18 @@ int csystem_accept4(int fd, struct sockaddr *_Nullable address, socklen_t *_Null
 /// Names the calling thread (pthread_setname_np, also _GNU_SOURCE only).
 void csystem_set_thread_name(const char *_Nonnull name);
 
+/// Puts the calling thread in Linux's SCHED_IDLE policy (which glibc names
+/// only under _GNU_SOURCE): it runs on CPU time no other thread wants, and a
+/// waking thread of the normal policy takes its CPU at once. Returns 0, or -1
+/// with errno set. An unprivileged thread cannot leave the policy again.
+int csystem_schedule_when_idle(void);
+
+/// Whether the calling thread is in SCHED_IDLE: 1 or 0, or -1 with errno set.
+int csystem_scheduled_when_idle(void);
+
+/// The calling thread's id (gettid(2), declared only under _GNU_SOURCE).
+int csystem_thread_id(void);
+
 /// posix_spawn_file_actions_addclosefrom_np (glibc 2.34, _GNU_SOURCE only):
 /// the child closes every descriptor from `from` up.
 int csystem_spawn_actions_closefrom(posix_spawn_file_actions_t *_Nonnull actions, int from);
