@@ -91,10 +91,12 @@ package enum BackgroundThreads {
         overdue.start()
     }
 
-    /// Puts the calling thread in `SCHED_IDLE` (elsewhere: nothing).
+    /// Puts the calling thread in `SCHED_IDLE`; where the system refuses (a
+    /// seccomp profile, say), lowers it to nice +10 instead, as before
+    /// `SCHED_IDLE` was used (elsewhere: nothing).
     package static func scheduleWhenIdle() {
         #if os(Linux)
-            _ = csystem_schedule_when_idle()
+            if csystem_schedule_when_idle() != 0 { lowerPriority(to: niceness) }
         #endif
     }
 
