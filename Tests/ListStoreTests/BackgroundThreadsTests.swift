@@ -85,8 +85,8 @@ import Testing
         /// A thread held by a long job leaves the next one to the other: the
         /// idle thread's to the overdue thread once it is overdue, or (on a
         /// machine too busy to give the idle thread any time) the other way
-        /// round. The holding job answers once: starved before it reached its
-        /// wait, it may run on both threads.
+        /// round. Each job answers once: starved on the idle thread, a job
+        /// may run on both threads.
         @Test(.timeLimit(.minutes(1))) func aJobRunsWhenIdleOrOnceOverdueAtNiceTen() async {
             let queue = WorkQueue<@Sendable () -> Void>(timed: true)
             defer { queue.close(wakingThreads: 1) }
@@ -102,9 +102,12 @@ import Testing
                     release.wait()
                 }
             }
+            let nextOnce = RunOnce()
             let next = await withCheckedContinuation { done in
                 _ = queue.enqueue {
-                    done.resume(returning: Place.current)
+                    let place = Place.current
+                    guard nextOnce.claim() else { return }
+                    done.resume(returning: place)
                     release.signal()
                 }
             }
