@@ -68,11 +68,20 @@ public enum CommitChannel {
         }
     }
 
-    /// Deletes commit records older than `before` (server milliseconds);
-    /// returns how many it deleted.
+    /// Deletes up to `limit` commit records older than `before` (server
+    /// milliseconds), the oldest first, skipping rows another session is
+    /// deleting: the cost grows with the rows removed, not with the table.
+    /// - Returns: how many it deleted (`limit` when more may remain).
     @discardableResult
-    public static func prune(before: Int64, on connection: Connection) throws(PostgresError) -> Int {
-        try connection.query("DELETE FROM commits WHERE committed_at < $1", .integer(before)).affectedRows
+    public static func prune(before: Int64, limit: Int = 2_000, on connection: Connection) throws(PostgresError)
+        -> Int
+    {
+        try connection.query(
+            """
+            DELETE FROM commits WHERE seq IN
+                (SELECT seq FROM commits WHERE committed_at < $1 ORDER BY committed_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+            """, .integer(before), .integer(Int64(limit))
+        ).affectedRows
     }
 
     /// The server's clock in Unix milliseconds.

@@ -520,13 +520,13 @@ struct PostgresWriterLoop {
                     lastIdleLook = .now
                     pruneDue = pruneIdleLists()
                 }
-                if ContinuousClock.now - lastPrune >= .seconds(60) {
-                    lastPrune = .now
-                    pruneCommitRecords()
-                }
+                pruneCommitRecordsIfDue(&lastPrune)
                 continue
             }
             pruneDue = true
+            // Also between groups: a writer never idle for a second still
+            // removes the commit records it adds.
+            pruneCommitRecordsIfDue(&lastPrune)
             // Jobs whose callers left while queued are skipped before any
             // statement, so they lock no rows; one cancelled after this is
             // skipped just before it starts.
@@ -540,12 +540,19 @@ struct PostgresWriterLoop {
         connection.close()
     }
 
-    /// Deletes commit records older than an hour: a listener replays at most
-    /// the few seconds before it lost its session.
-    private func pruneCommitRecords() {
+    /// Every minute (every second while a full batch was removed), one
+    /// bounded deletion of commit records older than an hour: a listener
+    /// replays at most the few seconds before it lost its session.
+    private func pruneCommitRecordsIfDue(_ lastPrune: inout ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        guard now - lastPrune >= .seconds(60) else { return }
+        lastPrune = now
         do throws(PostgresError) {
-            let now = try CommitChannel.serverNow(on: connection)
-            try CommitChannel.prune(before: now - 3_600_000, on: connection)
+            let limit = 2_000
+            let serverNow = try CommitChannel.serverNow(on: connection)
+            if try CommitChannel.prune(before: serverNow - 3_600_000, limit: limit, on: connection) == limit {
+                lastPrune = now - .seconds(59)
+            }
         } catch {
             logger.warning("cannot prune old commit records", metadata: ["error": "\(error)"])
         }

@@ -88,7 +88,10 @@ struct CommitChannelTests {
             let missed = try CommitChannel.missed(since: start, on: db)
             #expect(missed == [commit("a", 2), commit("b", 1, deleted: true), commit("c", 5)])
             #expect(try CommitChannel.missed(since: start + 3_600_000, on: db).isEmpty)
-            #expect(try CommitChannel.prune(before: start + 3_600_000, on: db) == 5)
+            // Bounded: two, then two, then what is left.
+            #expect(try CommitChannel.prune(before: start + 3_600_000, limit: 2, on: db) == 2)
+            #expect(try CommitChannel.prune(before: start + 3_600_000, limit: 2, on: db) == 2)
+            #expect(try CommitChannel.prune(before: start + 3_600_000, on: db) == 1)
             #expect(try CommitChannel.missed(since: 0, on: db).isEmpty)
         }
     }
