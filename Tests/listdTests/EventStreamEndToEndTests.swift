@@ -124,6 +124,79 @@ final class EventStreamReader: Sendable {
     var comments: Int { body.components(separatedBy: "\n").filter { $0.hasPrefix(":") }.count }
 }
 
+/// Many raw loopback event streams read by one thread (`EventStreamReader`
+/// spends a thread on each), each stream's bytes kept apart.
+final class EventStreamBank: Sendable {
+    private let fds: [Int32]
+    private let received: Mutex<[[UInt8]]>
+    private let stopped = Atomic<Bool>(false)
+
+    /// Opens `targets.count` streams, each a GET of its target.
+    init(port: Int, targets: [String]) throws {
+        var fds: [Int32] = []
+        for target in targets {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port)).bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard result == 0 else {
+                Glibc.close(fd)
+                for fd in fds { Glibc.close(fd) }
+                throw ServerFailure(description: "cannot connect: errno \(errno)")
+            }
+            let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".utf8)
+            _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            fds.append(fd)
+        }
+        self.fds = fds
+        received = Mutex(Array(repeating: [], count: fds.count))
+        Thread.detachNewThread { [self] in readLoop() }
+    }
+
+    deinit {
+        for fd in fds { Glibc.close(fd) }
+    }
+
+    private func readLoop() {
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        var open = Array(repeating: true, count: fds.count)
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while !stopped.load(ordering: .relaxed) {
+            guard poll(&polled, nfds_t(polled.count), 50) >= 0 else { return }
+            for index in polled.indices where open[index] && polled[index].revents != 0 {
+                let count = buffer.withUnsafeMutableBytes { Glibc.recv(fds[index], $0.baseAddress, $0.count, 0) }
+                guard count > 0 else {
+                    open[index] = false
+                    polled[index].fd = -1
+                    continue
+                }
+                received.withLock { $0[index].append(contentsOf: buffer[0..<count]) }
+            }
+        }
+    }
+
+    /// Stops reading (before the bank goes).
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Each stream's events so far, as `event: ` names in order.
+    var eventNames: [[String]] {
+        received.withLock { $0 }.map { bytes in
+            String(decoding: bytes, as: UTF8.self).split(separator: "\n").compactMap { line in
+                line.hasPrefix("event: ") ? String(line.dropFirst(7)).trimmingCharacters(in: .whitespaces) : nil
+            }
+        }
+    }
+
+    /// Whether every stream has sent its prelude (its `retry:` line).
+    var allOpen: Bool { received.withLock { $0 }.allSatisfy { String(decoding: $0, as: UTF8.self).contains("retry:") } }
+}
+
 /// Server-sent events of the real binary: events per answer, resuming with
 /// `Last-Event-ID`, many lists on one stream, heartbeats, shutdown, the
 /// connection limit, a slow reader; and CORS.
@@ -237,6 +310,39 @@ final class EventStreamReader: Sendable {
             #expect(bad.header("Content-Type") == "application/problem+json", "\(target)")
             let detail = try bad.object()["detail"] as? String ?? ""
             #expect(detail.contains("maxChanges") && detail.contains("\"\(value)\""), "\(bad.text)")
+        }
+    }
+
+    /// The hub answers a commit's streams in slices (so loops start sending
+    /// early): with more streams than a slice, every stream still gets each
+    /// write once, the capped ones (`maxChanges`) their own reset, in every slice.
+    @Test func moreStreamsThanASliceEachGetEveryWriteOnce() async throws {
+        let server = try await ListdServer(["--max-waits-per-caller", "0"])
+        defer { server.stop() }
+        try await makeList(server, extraItems: 2)
+        // 600 streams: more than two of the hub's slices of 256, every third one capped.
+        let targets = (0..<600).map {
+            $0 % 3 == 0 ? "/lists/l/events?since=now&maxChanges=1" : "/lists/l/events?since=now"
+        }
+        let bank = try EventStreamBank(port: server.port, targets: targets)
+        defer { bank.stop() }
+        #expect(await eventually(30) { bank.allOpen })
+
+        // Three items changed: more than 1, so the capped streams get a reset.
+        try await patch(
+            server,
+            [
+                ["op": "updateItem", "id": "a", "model": ["n": 1]], ["op": "updateItem", "id": "b", "model": ["n": 1]],
+                ["op": "updateItem", "id": "x0", "model": ["n": 1]],
+            ])
+        #expect(await eventually(30) { bank.eventNames.allSatisfy { $0.count >= 1 } })
+        // One item changed: a change for every stream.
+        try await patch(server, [["op": "updateItem", "id": "a", "model": ["n": 2]]])
+        #expect(await eventually(30) { bank.eventNames.allSatisfy { $0.count >= 2 } })
+        let names = bank.eventNames
+        for (index, events) in names.enumerated() {
+            let expected = index % 3 == 0 ? ["reset", "change"] : ["change", "change"]
+            #expect(events == expected, "stream \(index) (\(targets[index])) got \(events)")
         }
     }
 
