@@ -8,6 +8,10 @@
 # ROUNDS alternating rounds (odd rounds listd first, even rounds nchan first);
 # then a table of listd/nchan ratios per round and their medians.
 # Target: listd <= 0.5x nchan on both.
+# Both figures are also taken on ServiceBenchmarks floor-server (Floor.swift: two
+# threads that do nothing but keep the subscribers and send each one fixed answer
+# or event, one send() each), in the same rounds: the floor, what the kernel and
+# the client cost on this machine, and its ratio to nchan's. FLOOR=0 skips it.
 # Usage: [ROUNDS=3] [COUNT=10000] [SCRATCH=.build] Benchmarks/ServiceBenchmarks/fanout.sh
 # Needs: apt-get install -y nginx-light libnginx-mod-nchan
 set -euo pipefail
@@ -38,8 +42,9 @@ if [ -z "$module" ] || ! command -v nginx > /dev/null; then
     exit 1
 fi
 
-swift build -c release --scratch-path "$scratch" --product listd 2>&1 | tail -n 1
-swift build -c release --scratch-path "$scratch" --product ServiceBenchmarks 2>&1 | tail -n 1
+# With --static-swift-stdlib, as lib.sh builds: one release build serves every script.
+swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product listd 2>&1 | tail -n 1
+swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product ServiceBenchmarks 2>&1 | tail -n 1
 bin="$(swift build -c release --scratch-path "$scratch" --show-bin-path)"
 
 work="$(mktemp -d)"
@@ -68,10 +73,13 @@ free_port() {
     return 1
 }
 
-# wait_ready PATH: until the server on $port answers PATH (any status), or fail with LOG.
+# wait_ready PATH LOG [ok]: until the server on $port answers PATH (any status; with
+# "ok", a 2xx: listd answers 503 while it opens its database), or fail with LOG.
 wait_ready() {
+    local flags=-s
+    if [ "${3:-}" = ok ]; then flags=-sf; fi
     for _ in $(seq 100); do
-        if curl -s -o /dev/null "http://127.0.0.1:$port$1"; then return; fi
+        if curl "$flags" -o /dev/null "http://127.0.0.1:$port$1"; then return; fi
         if ! kill -0 "$server_pid" 2> /dev/null; then break; fi
         sleep 0.1
     done
@@ -87,7 +95,7 @@ start_listd() {
     (ulimit -n "$nofile"; exec "$bin/listd" serve --port "$port" --db "$work/db.sqlite" --migrations Migrations \
         > "$work/listd.log" 2>&1) &
     server_pid=$!
-    wait_ready /healthz "$work/listd.log"
+    wait_ready /healthz "$work/listd.log" ok
 }
 
 start_nchan() {
@@ -102,6 +110,13 @@ start_nchan() {
         > "$work/nginx/stdout.log" 2>&1) &
     server_pid=$!
     wait_ready /pub/ready "$work/nginx/error.log"
+}
+
+start_floor() {
+    port="$(free_port)"
+    ("$bin/ServiceBenchmarks" floor-server "$port" > "$work/floor.log" 2>&1) &
+    server_pid=$!
+    wait_ready /count "$work/floor.log"
 }
 
 stop_server() {
@@ -120,8 +135,14 @@ measure() {
         listd,sse) command=streams ;;
         nchan,lp) command=nchan-parked ;;
         nchan,sse) command=nchan-sse ;;
+        floor,lp) command=floor-parked ;;
+        floor,sse) command=floor-sse ;;
     esac
-    if [ "$side" = listd ]; then start_listd; else start_nchan; fi
+    case "$side" in
+        listd) start_listd ;;
+        nchan) start_nchan ;;
+        floor) start_floor ;;
+    esac
     echo "== round $round, $side, $mode: $bin/ServiceBenchmarks $command $port $server_pid $count"
     if ! output="$(timeout "$run_timeout" "$bin/ServiceBenchmarks" "$command" "$port" "$server_pid" "$count")"; then
         echo "$output"
@@ -142,10 +163,15 @@ measure() {
 echo "cores: $(nproc); load average: $(cat /proc/loadavg); listd: $(git rev-parse --short HEAD), default event loops;" \
     "$(nginx -v 2>&1), nchan $(dpkg-query -W -f '${Version}' libnginx-mod-nchan), worker_processes 2;" \
     "$count subscribers; $rounds rounds; descriptor limit $nofile"
+floor="${FLOOR:-1}"
 for round in $(seq "$rounds"); do
     if [ $((round % 2)) = 1 ]; then order="listd nchan"; else order="nchan listd"; fi
     for mode in lp sse; do
-        for side in $order; do measure "$round" "$side" "$mode"; done
+        sides="$order"
+        if [ "$floor" = 1 ]; then
+            if [ $((round % 2)) = 1 ]; then sides="$order floor"; else sides="floor $order"; fi
+        fi
+        for side in $sides; do measure "$round" "$side" "$mode"; done
     done
 done
 
@@ -175,3 +201,18 @@ for mode in long-poll SSE; do
     if awk -v r="$value" 'BEGIN { exit !(r <= 0.5) }'; then verdict=met; else verdict="not met"; fi
     echo "target listd <= 0.5x nchan, $mode (median ratio of write sent -> last answer): ${value}x, $verdict"
 done
+if [ "$floor" = 1 ]; then
+    echo
+    echo "== the floor (floor-server: sends and nothing else), write sent -> last answer (ms)"
+    printf '%-6s | %-35s | %s\n' round "long-poll: floor listd nchan" "SSE: floor listd nchan"
+    declare -a floor_lp floor_sse
+    for round in $(seq "$rounds"); do
+        floor_lp+=("$(ratio "${sent[$round,floor,lp]}" "${sent[$round,nchan,lp]}")")
+        floor_sse+=("$(ratio "${sent[$round,floor,sse]}" "${sent[$round,nchan,sse]}")")
+        printf '%-6s | %8s %8s %8s  floor/nchan %sx | %8s %8s %8s  floor/nchan %sx\n' "$round" \
+            "${sent[$round,floor,lp]}" "${sent[$round,listd,lp]}" "${sent[$round,nchan,lp]}" "${floor_lp[-1]}" \
+            "${sent[$round,floor,sse]}" "${sent[$round,listd,sse]}" "${sent[$round,nchan,sse]}" "${floor_sse[-1]}"
+    done
+    echo "median floor/nchan: long-poll $(median "${floor_lp[@]}")x, SSE $(median "${floor_sse[@]}")x" \
+        "(the least a server that sends each answer with one send() gets on this machine)"
+fi

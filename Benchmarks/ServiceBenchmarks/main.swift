@@ -16,6 +16,9 @@
 //                                                  (QUERY with {k}: default where=owner:u{k}&order=rank)
 //   ServiceBenchmarks nchan-parked PORT PID [COUNT] `parked` against nginx + nchan (nchan.conf; PID: nginx's master)
 //   ServiceBenchmarks nchan-sse PORT PID [COUNT]    `streams` against nginx + nchan (EventSource subscribers)
+//   ServiceBenchmarks floor-server PORT             the least a long-poll server can do (Floor.swift), until killed
+//   ServiceBenchmarks floor-parked PORT PID [COUNT] `parked` against floor-server: the fan-out's floor here
+//   ServiceBenchmarks floor-sse PORT PID [COUNT]    `streams` against floor-server
 //
 // See README.md for the exact commands, including listd's, nginx's and wrk's;
 // fanout.sh runs listd and nginx + nchan side by side.
@@ -600,6 +603,9 @@ let usage = """
            ServiceBenchmarks crosswake PORT_A PORT_B [SECONDS]
            ServiceBenchmarks nchan-parked PORT PID [COUNT]
            ServiceBenchmarks nchan-sse PORT PID [COUNT]
+           ServiceBenchmarks floor-server PORT
+           ServiceBenchmarks floor-parked PORT PID [COUNT]
+           ServiceBenchmarks floor-sse PORT PID [COUNT]
            ServiceBenchmarks engine PORT PID ITEMS LIST-ID [BEHIND-WRITES]
            ServiceBenchmarks make PORT ITEMS LIST-ID [query]
            ServiceBenchmarks query PORT ITEMS LIST-ID
@@ -627,6 +633,15 @@ case "nchan-parked":
 case "nchan-sse":
     guard let port = argument(1), let pid = argument(2) else { fail(usage) }
     nchanStreams(port: port, pid: pid, count: argument(3) ?? 10_000)
+case "floor-server":
+    guard let port = argument(1) else { fail(usage) }
+    floorServer(port: port)
+case "floor-parked":
+    guard let port = argument(1), argument(2) != nil else { fail(usage) }
+    floorParked(port: port, count: argument(3) ?? 10_000)
+case "floor-sse":
+    guard let port = argument(1), argument(2) != nil else { fail(usage) }
+    floorStreams(port: port, count: argument(3) ?? 10_000)
 case "snapshot":
     guard let port = argument(1), arguments.count > 2 else { fail(usage) }
     snapshot(port: port, file: arguments[2], items: argument(3) ?? 1_000)
