@@ -29,6 +29,22 @@ final class EventStreamReader: Sendable {
         port: Int, target: String, method: String = "GET", body: String = "", headers: [String: String] = [:],
         receiveBuffer: Int32? = nil, paused: Bool = false
     ) throws {
+        let fd = try Self.connect(port: port, receiveBuffer: receiveBuffer)
+        self.fd = fd
+        state = Mutex(State(paused: paused))
+        var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        if !body.isEmpty { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + body
+        let bytes = Array(request.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        Thread.detachNewThread { [self] in readLoop() }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// A socket connected to `port` on 127.0.0.1 (its receive buffer set to `receiveBuffer`, when given).
+    static func connect(port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, 4) }
         var address = sockaddr_in()
@@ -44,18 +60,8 @@ final class EventStreamReader: Sendable {
             Glibc.close(fd)
             throw ServerFailure(description: "cannot connect: errno \(errno)")
         }
-        self.fd = fd
-        state = Mutex(State(paused: paused))
-        var request = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
-        for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        if !body.isEmpty { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
-        request += "\r\n" + body
-        let bytes = Array(request.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        Thread.detachNewThread { [self] in readLoop() }
+        return fd
     }
-
-    deinit { Glibc.close(fd) }
 
     private func readLoop() {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -135,20 +141,12 @@ final class EventStreamBank: Sendable {
     init(port: Int, targets: [String]) throws {
         var fds: [Int32] = []
         for target in targets {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port)).bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard result == 0 else {
-                Glibc.close(fd)
+            let fd: Int32
+            do {
+                fd = try EventStreamReader.connect(port: port)
+            } catch {
                 for fd in fds { Glibc.close(fd) }
-                throw ServerFailure(description: "cannot connect: errno \(errno)")
+                throw error
             }
             let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".utf8)
             _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
