@@ -17,11 +17,26 @@ enum LoopMessage: Sendable {
 ///
 /// Why split from `EventLoopCore`: responders live on any thread and only
 /// need to hand answers over; everything else a loop owns is confined to its
-/// thread. Messages from all threads go through one locked queue so that a
+/// thread. Messages from all threads go through one locked inbox so that a
 /// stream's head, chunks and end keep their order whoever sends them.
+///
+/// The inbox has two queues. Responses (a request's one answer) and the
+/// drain go in their own, in their order (a shutdown's drain before the
+/// answers its hooks give), which the loop takes before the other and checks
+/// again every ``EventLoopCore/answerCheckInterval`` messages while it works
+/// through the other (stream heads, chunks and ends).
+///
+/// Why: one commit hands a loop thousands of stream chunks at once (10,000
+/// event streams on a list), and a write's own answer, given while they are
+/// being handed over, would otherwise wait behind all of them (measured: up
+/// to 38 ms in 25 runs, and 147 and 239 ms in rounds of `fanout.sh`, against
+/// 1.5–3 ms usually). A response never overtakes anything of its own
+/// connection: a connection's next request, whose response this could be, is
+/// read only after its stream has ended.
 final class EventLoop: Sendable {
     private struct Inbox {
         var messages: [LoopMessage] = []
+        var responses: [LoopMessage] = []
         var stopped = false
     }
 
@@ -30,6 +45,8 @@ final class EventLoop: Sendable {
     /// late responder never writes to a reused descriptor.
     let wakeFD: Int32
     private let inbox = Mutex(Inbox())
+    /// Whether responses (or a drain) wait in the inbox: a check without the lock.
+    private let responsesWaiting = Atomic<Bool>(false)
 
     init(index: Int) throws(SystemError) {
         self.index = index
@@ -53,20 +70,40 @@ final class EventLoop: Sendable {
     /// Queues `message`, waking the loop unless it is the caller (it drains
     /// its inbox before sleeping) or a wake-up is already pending.
     func post(_ message: LoopMessage) {
+        let isResponse: Bool
+        switch message {
+        case .deliver(_, .response), .drain: isResponse = true
+        case .deliver: isResponse = false
+        }
         let needsWake = inbox.withLock { inbox -> Bool in
             guard !inbox.stopped else { return false }
-            inbox.messages.append(message)
-            return inbox.messages.count == 1
+            if isResponse {
+                inbox.responses.append(message)
+                responsesWaiting.store(true, ordering: .releasing)
+            } else {
+                inbox.messages.append(message)
+            }
+            return inbox.messages.count + inbox.responses.count == 1
         }
         guard needsWake, EventLoopCore.current?.loop !== self else { return }
         // EAGAIN only if the counter is saturated, which still means "awake".
         try? System.eventFDSignal(wakeFD)
     }
 
-    /// Takes all queued messages, leaving `spare` (emptied) as the new queue.
+    /// Takes all queued messages but responses and drains, leaving `spare` (emptied) as the new queue.
     func takeMessages(swappingWith spare: inout [LoopMessage]) {
         spare.removeAll(keepingCapacity: true)
         inbox.withLock { inbox in swap(&inbox.messages, &spare) }
+    }
+
+    /// Takes all queued responses and drains, if any, leaving `spare` (emptied) as the new queue.
+    func takeResponses(swappingWith spare: inout [LoopMessage]) {
+        spare.removeAll(keepingCapacity: true)
+        guard responsesWaiting.load(ordering: .acquiring) else { return }
+        inbox.withLock { inbox in
+            swap(&inbox.responses, &spare)
+            responsesWaiting.store(false, ordering: .releasing)
+        }
     }
 
     /// The loop has exited: later messages are dropped.
@@ -74,6 +111,8 @@ final class EventLoop: Sendable {
         inbox.withLock { inbox in
             inbox.stopped = true
             inbox.messages = []
+            inbox.responses = []
+            responsesWaiting.store(false, ordering: .releasing)
         }
     }
 }
@@ -114,6 +153,7 @@ final class EventLoopCore {
     private var dateCache = HTTPDateCache()
     private var now: UInt64
     private var spareMessages: [LoopMessage] = []
+    private var spareResponses: [LoopMessage] = []
     /// The last response head written and what it was made from.
     private var lastHead: (key: HeadKey, bytes: [UInt8])?
 
@@ -239,24 +279,52 @@ final class EventLoopCore {
         }
     }
 
+    /// How many messages the loop handles between two looks for responses
+    /// (see ``EventLoop``): a write's answer waits behind at most this many
+    /// stream chunks.
+    static let answerCheckInterval = 64
+
     private func processInbox() {
         while true {
+            processResponses()
             loop.takeMessages(swappingWith: &spareMessages)
-            if spareMessages.isEmpty { return }
-            for message in spareMessages {
-                switch message {
-                case .deliver(let token, let delivery):
-                    guard let connection = lookup(token) else { continue }
-                    apply(delivery, to: connection)
-                    guard isOpen(connection) else { continue }
-                    processInput(connection)
-                    flushAndContinue(connection)
-                    if isOpen(connection) { updateInterest(connection) }
-                case .drain(let deadline):
-                    beginDrain(deadline: deadline)
-                }
+            if spareMessages.isEmpty {
+                loop.takeResponses(swappingWith: &spareResponses)
+                if spareResponses.isEmpty { return }
+                handleResponses()
+                continue
+            }
+            for (index, message) in spareMessages.enumerated() {
+                if index % Self.answerCheckInterval == Self.answerCheckInterval - 1 { processResponses() }
+                handle(message)
             }
             spareMessages.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Handles the responses waiting in the inbox, if any.
+    private func processResponses() {
+        loop.takeResponses(swappingWith: &spareResponses)
+        handleResponses()
+    }
+
+    private func handleResponses() {
+        guard !spareResponses.isEmpty else { return }
+        for message in spareResponses { handle(message) }
+        spareResponses.removeAll(keepingCapacity: true)
+    }
+
+    private func handle(_ message: LoopMessage) {
+        switch message {
+        case .deliver(let token, let delivery):
+            guard let connection = lookup(token) else { return }
+            apply(delivery, to: connection)
+            guard isOpen(connection) else { return }
+            processInput(connection)
+            flushAndContinue(connection)
+            if isOpen(connection) { updateInterest(connection) }
+        case .drain(let deadline):
+            beginDrain(deadline: deadline)
         }
     }
 

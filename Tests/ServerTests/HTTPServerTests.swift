@@ -339,6 +339,61 @@ import Testing
         #expect(try client.readReply().text == "data: one\n\ndata: two\n\n")
     }
 
+    /// A response given while a loop has thousands of stream chunks queued
+    /// (one commit's events to 10,000 streams) is written before them, not
+    /// after: a write's own answer does not wait for its followers' events.
+    @Test func aResponseOvertakesStreamChunksQueuedBeforeIt() throws {
+        let order = Recorder<String>()
+        let stream = Mutex<ResponseStream?>(nil)
+        let waiting = Mutex<Responder?>(nil)
+        let blocked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let (server, port) = try startServer({ $0.eventLoops = 1 }) { request, responder in
+            switch request.path {
+            case "/stream":
+                let started = responder.startStream(Response(status: .ok, headers: [:]))
+                stream.withLock { $0 = started }
+            case "/wait":
+                waiting.withLock { $0 = responder }
+            case "/mark":
+                // Runs on the loop right after the /wait answer before it on the connection is written.
+                order.append("mark")
+                responder.respond(ok("mark"))
+            default:
+                // Holds the one loop while the test queues chunks and an answer for it.
+                blocked.signal()
+                release.wait()
+                responder.respond(ok("released"))
+            }
+        }
+        defer { stop(server) }
+        let streaming = try TestClient(port: port)
+        streaming.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        let waiter = try TestClient(port: port)
+        waiter.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\nGET /mark HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(eventually { stream.withLock { $0 != nil } && waiting.withLock { $0 != nil } })
+        let blocker = try TestClient(port: port)
+        blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+        blocked.wait()
+
+        let chunks = 1_000
+        guard let output = stream.withLock({ $0 }), let responder = waiting.withLock({ $0 }) else { return }
+        for index in 0..<chunks {
+            output.write(Array("data: \(index)\n\n".utf8), whenFlushed: { order.append("chunk") })
+        }
+        responder.respond(ok("answered"))
+        release.signal()
+
+        #expect(try waiter.readReply().text == "answered")
+        #expect(try waiter.readReply().text == "mark")
+        #expect(eventually(5) { order.count == chunks + 1 })
+        let chunksBefore = order.all.firstIndex(of: "mark") ?? chunks
+        // The loop looks at its responses before each batch it takes and every
+        // answerCheckInterval messages within one; before this change, all 1,000.
+        #expect(chunksBefore <= EventLoopCore.answerCheckInterval, "the answer waited behind \(chunksBefore) chunks")
+        #expect(try blocker.readReply().text == "released")
+    }
+
     @Test func aStreamChunkReportsWhenItReachedTheSocket() throws {
         let flushed = Recorder<Int>()
         let (server, port) = try startServer { _, responder in
