@@ -367,6 +367,8 @@ import Testing
             }
         }
         defer { stop(server) }
+        // Runs before stop (defers run in reverse): the loop is never left held.
+        defer { release.signal() }
         let streaming = try TestClient(port: port)
         streaming.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
         let waiter = try TestClient(port: port)
@@ -374,10 +376,11 @@ import Testing
         #expect(eventually { stream.withLock { $0 != nil } && waiting.withLock { $0 != nil } })
         let blocker = try TestClient(port: port)
         blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
-        blocked.wait()
+        try #require(blocked.wait(timeout: .now() + 10) == .success, "the loop never ran the blocking handler")
 
         let chunks = 1_000
-        guard let output = stream.withLock({ $0 }), let responder = waiting.withLock({ $0 }) else { return }
+        let output = try #require(stream.withLock { $0 })
+        let responder = try #require(waiting.withLock { $0 })
         for index in 0..<chunks {
             output.write(Array("data: \(index)\n\n".utf8), whenFlushed: { order.append("chunk") })
         }
