@@ -70,14 +70,14 @@ final class EventLoop: Sendable {
     /// Queues `message`, waking the loop unless it is the caller (it drains
     /// its inbox before sleeping) or a wake-up is already pending.
     func post(_ message: LoopMessage) {
-        let isResponse: Bool
+        let goesFirst: Bool
         switch message {
-        case .deliver(_, .response), .drain: isResponse = true
-        case .deliver: isResponse = false
+        case .deliver(_, .response), .drain: goesFirst = true
+        case .deliver: goesFirst = false
         }
         let needsWake = inbox.withLock { inbox -> Bool in
             guard !inbox.stopped else { return false }
-            if isResponse {
+            if goesFirst {
                 inbox.responses.append(message)
                 responsesWaiting.store(true, ordering: .releasing)
             } else {
@@ -289,10 +289,9 @@ final class EventLoopCore {
             processResponses()
             loop.takeMessages(swappingWith: &spareMessages)
             if spareMessages.isEmpty {
-                loop.takeResponses(swappingWith: &spareResponses)
-                if spareResponses.isEmpty { return }
-                handleResponses()
-                continue
+                // Responses that came while the last ones were handled: take them too, then sleep.
+                if processResponses() { continue }
+                return
             }
             for (index, message) in spareMessages.enumerated() {
                 if index % Self.answerCheckInterval == Self.answerCheckInterval - 1 { processResponses() }
@@ -302,16 +301,14 @@ final class EventLoopCore {
         }
     }
 
-    /// Handles the responses waiting in the inbox, if any.
-    private func processResponses() {
+    /// Handles the responses waiting in the inbox; whether there were any.
+    @discardableResult
+    private func processResponses() -> Bool {
         loop.takeResponses(swappingWith: &spareResponses)
-        handleResponses()
-    }
-
-    private func handleResponses() {
-        guard !spareResponses.isEmpty else { return }
+        guard !spareResponses.isEmpty else { return false }
         for message in spareResponses { handle(message) }
         spareResponses.removeAll(keepingCapacity: true)
+        return true
     }
 
     private func handle(_ message: LoopMessage) {
