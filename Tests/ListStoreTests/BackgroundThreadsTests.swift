@@ -116,8 +116,8 @@ import Testing
         }
 
         /// With every core kept busy by normal threads, a job on the idle
-        /// thread gets no CPU: the overdue thread runs it too (or, taken by
-        /// nobody for the patience, alone) and answers.
+        /// thread gets (almost) no CPU: the overdue thread runs it too (or,
+        /// taken by nobody for the patience, alone).
         @Test(.timeLimit(.minutes(1))) func aJobStarvedOnTheIdleThreadRunsOnTheOverdueThreadToo() async {
             let queue = WorkQueue<@Sendable () -> Void>(timed: true)
             defer { queue.close(wakingThreads: 1) }
@@ -152,8 +152,13 @@ import Testing
                 }
             }
             busy.store(false, ordering: .relaxed)
-            #expect(answer.name == "bg-overdue", "answered by \(answer)")
             let all = runs.withLock { $0 }
+            // The overdue thread ran it. Which of the two finished first is
+            // the scheduler's: alone here the overdue one (nice +10 against
+            // SCHED_IDLE), but with the whole test run loading the machine the
+            // idle thread's head start once won (after 27 s), though the
+            // overdue thread had taken the job too.
+            #expect(all.contains { $0.name == "bg-overdue" }, "run only by \(all), answered by \(answer)")
             for place in all { Self.expectScheduledAsNamed(place, base: base) }
             if all.first?.name == "bg-idle" { #expect(all.map(\.name).prefix(2) == ["bg-idle", "bg-overdue"]) }
         }
