@@ -20,19 +20,22 @@ enum LoopMessage: Sendable {
 /// thread. Messages from all threads go through one locked inbox so that a
 /// stream's head, chunks and end keep their order whoever sends them.
 ///
-/// The inbox has two queues. Responses (a request's one answer) and the
-/// drain go in their own, in their order (a shutdown's drain before the
-/// answers its hooks give), which the loop takes before the other and checks
-/// again every ``EventLoopCore/answerCheckInterval`` messages while it works
-/// through the other (stream heads, chunks and ends).
+/// The inbox has two queues. Direct responses (a request's own answer, see
+/// ``Urgency``) and the drain go in their own, in their order (a shutdown's
+/// drain before the answers its hooks give), which the loop takes before the
+/// other and checks again every ``EventLoopCore/answerCheckInterval``
+/// messages while it works through the other: stream heads, chunks and ends,
+/// and bulk responses (the answers one commit gives every long-poll parked on
+/// its list).
 ///
-/// Why: one commit hands a loop thousands of stream chunks at once (10,000
-/// event streams on a list), and a write's own answer, given while they are
-/// being handed over, would otherwise wait behind all of them (measured: up
-/// to 38 ms in 25 runs, and 147 and 239 ms in rounds of `fanout.sh`, against
-/// 1.5–3 ms usually). A response never overtakes anything of its own
-/// connection: a connection's next request, whose response this could be, is
-/// read only after its stream has ended.
+/// Why: one commit hands a loop thousands of stream chunks or long-poll
+/// answers at once (10,000 followers on a list), and a write's own answer,
+/// given while they are being handed over, would otherwise wait behind all
+/// of them (measured: up to 38 ms in 25 runs, and 147 and 239 ms in rounds
+/// of `fanout.sh`, against 1.5–3 ms usually; 60 ms behind long-poll answers
+/// when those shared the direct queue). A response never overtakes anything
+/// of its own connection: a connection's next request, whose response this
+/// could be, is read only after its stream has ended or its answer was sent.
 final class EventLoop: Sendable {
     private struct Inbox {
         var messages: [LoopMessage] = []
@@ -72,7 +75,7 @@ final class EventLoop: Sendable {
     func post(_ message: LoopMessage) {
         let goesFirst: Bool
         switch message {
-        case .deliver(_, .response), .drain: goesFirst = true
+        case .deliver(_, .response(_, .direct)), .drain: goesFirst = true
         case .deliver: goesFirst = false
         }
         let needsWake = inbox.withLock { inbox -> Bool in
@@ -90,13 +93,13 @@ final class EventLoop: Sendable {
         try? System.eventFDSignal(wakeFD)
     }
 
-    /// Takes all queued messages but responses and drains, leaving `spare` (emptied) as the new queue.
+    /// Takes all queued messages but direct responses and drains, leaving `spare` (emptied) as the new queue.
     func takeMessages(swappingWith spare: inout [LoopMessage]) {
         spare.removeAll(keepingCapacity: true)
         inbox.withLock { inbox in swap(&inbox.messages, &spare) }
     }
 
-    /// Takes all queued responses and drains, if any, leaving `spare` (emptied) as the new queue.
+    /// Takes all queued direct responses and drains, if any, leaving `spare` (emptied) as the new queue.
     func takeResponses(swappingWith spare: inout [LoopMessage]) {
         spare.removeAll(keepingCapacity: true)
         guard responsesWaiting.load(ordering: .acquiring) else { return }
@@ -530,7 +533,7 @@ final class EventLoopCore {
 
     private func apply(_ delivery: Delivery, to connection: Connection) {
         switch delivery {
-        case .response(let response):
+        case .response(let response, _):
             unpark(connection)
             let wantsClose = Self.handlerWantsClose(response)
             perform(connection.machine.responseReady(handlerWantsClose: wantsClose), on: connection, response: response)

@@ -4,11 +4,23 @@ import Synchronization
 /// What a handler sends back to a connection's event loop (or, in the
 /// package's in-process tests, to the test).
 package enum Delivery: Sendable {
-    case response(Response)
+    case response(Response, Urgency)
     case streamHead(Response)
     /// A chunk, and what to call once it (and all before it) reached the socket.
     case streamChunk([UInt8], flushed: (@Sendable () -> Void)?)
     case streamEnd
+}
+
+/// Where an answer waits in its event loop's inbox, behind what.
+public enum Urgency: Sendable {
+    /// A request's own answer, given for it alone (a write's result, a read):
+    /// it goes ahead of the stream chunks and bulk answers the loop has queued.
+    case direct
+    /// One of many answers one event gives at once (a commit answering every
+    /// long-poll parked on its list, a timeout, a shutdown): in order with
+    /// stream chunks, so that a burst of thousands never holds back a direct
+    /// answer given while it is handed over.
+    case bulk
 }
 
 /// The way back to one request's client: answer now or later, from any thread.
@@ -61,14 +73,15 @@ public final class Responder: Sendable {
     /// Only the first answer counts: calls after a `respond`, after
     /// `startStream`, or after the client went away are ignored. For a HEAD
     /// request, give the response GET would give; its body is not sent.
-    public func respond(_ response: Response) {
+    /// `urgency` says whether it may wait behind a burst of other answers.
+    public func respond(_ response: Response, urgency: Urgency = .direct) {
         let accepted = state.withLock { state -> Bool in
             guard case .waiting = state else { return false }
             state = .answered
             return true
         }
         if accepted {
-            deliver(.response(response))
+            deliver(.response(response, urgency))
             ended()
         }
     }

@@ -105,16 +105,25 @@ final class InProcessExchange: Sendable {
     init() {
         let box = ResponseBox()
         let streamBox = ResponseBox()
+        let urgency = UrgencyBox()
         responder = Responder(delivering: { delivery in
             switch delivery {
-            case .response(let response): box.set(response)
+            case .response(let response, let given):
+                urgency.set(given)
+                box.set(response)
             case .streamHead(let head): streamBox.set(head)
             case .streamChunk, .streamEnd: break
             }
         })
         self.box = box
         self.streamBox = streamBox
+        self.urgency = urgency
     }
+
+    private let urgency: UrgencyBox
+
+    /// How urgent the answer was given as, if it was given (see ``Server/Urgency``).
+    var answeredUrgency: Urgency? { urgency.get() }
 
     private let box: ResponseBox
     private let streamBox: ResponseBox
@@ -145,6 +154,12 @@ final class InProcessExchange: Sendable {
 }
 
 struct InProcessTimeout: Error {}
+
+final class UrgencyBox: Sendable {
+    private let value = Mutex<Urgency?>(nil)
+    func set(_ urgency: Urgency) { value.withLock { $0 = urgency } }
+    func get() -> Urgency? { value.withLock { $0 } }
+}
 
 final class ResponseBox: Sendable {
     private let value = Mutex<Response?>(nil)

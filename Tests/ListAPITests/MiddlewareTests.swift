@@ -262,7 +262,7 @@ import Testing
         let delivered = Mutex<Response?>(nil)
         let responder = Responder(delivering: { delivery in
             switch delivery {
-            case .response(let response), .streamHead(let response): delivered.withLock { $0 = response }
+            case .response(let response, _), .streamHead(let response): delivered.withLock { $0 = response }
             case .streamChunk, .streamEnd: break
             }
         })

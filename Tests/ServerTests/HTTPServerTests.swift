@@ -397,6 +397,66 @@ import Testing
         #expect(try blocker.readReply().text == "released")
     }
 
+    /// A direct response given while a loop has hundreds of bulk responses
+    /// queued (one commit's answers to every long-poll parked on its list) is
+    /// written before them: a write's own answer does not wait for its
+    /// followers' long-poll answers.
+    @Test func aDirectResponseOvertakesBulkResponsesQueuedBeforeIt() throws {
+        let order = Recorder<String>()
+        let parked = Recorder<Responder>()
+        let waiting = Mutex<Responder?>(nil)
+        let blocked = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let (server, port) = try startServer({ $0.eventLoops = 1 }) { request, responder in
+            switch request.path {
+            case "/park":
+                parked.append(responder)
+            case "/wait":
+                waiting.withLock { $0 = responder }
+            case "/mark-bulk", "/mark":
+                // Runs on the loop right after the answer before it on the connection is written.
+                order.append(request.path == "/mark" ? "direct" : "bulk")
+                responder.respond(ok("mark"))
+            default:
+                // Holds the one loop while the test queues the answers for it.
+                blocked.signal()
+                release.wait()
+                responder.respond(ok("released"))
+            }
+        }
+        defer { stop(server) }
+        // Runs before stop (defers run in reverse): the loop is never left held.
+        defer { release.signal() }
+        let count = 200
+        let followers = try (0..<count).map { _ in try TestClient(port: port) }
+        for follower in followers {
+            follower.send("GET /park HTTP/1.1\r\nHost: x\r\n\r\nGET /mark-bulk HTTP/1.1\r\nHost: x\r\n\r\n")
+        }
+        let writer = try TestClient(port: port)
+        writer.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\nGET /mark HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(eventually { parked.count == count && waiting.withLock { $0 != nil } })
+        let blocker = try TestClient(port: port)
+        blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
+        try #require(blocked.wait(timeout: .now() + 10) == .success, "the loop never ran the blocking handler")
+
+        for responder in parked.all { responder.respond(ok("bulk"), urgency: .bulk) }
+        let responder = try #require(waiting.withLock { $0 })
+        responder.respond(ok("answered"))
+        release.signal()
+
+        #expect(try writer.readReply().text == "answered")
+        #expect(try writer.readReply().text == "mark")
+        for follower in followers {
+            #expect(try follower.readReply().text == "bulk")
+            #expect(try follower.readReply().text == "mark")
+        }
+        #expect(order.count == count + 1)
+        let bulkBefore = order.all.firstIndex(of: "direct") ?? count
+        // Before bulk answers had their own urgency, all 200 went first.
+        #expect(bulkBefore <= EventLoopCore.answerCheckInterval, "the answer waited behind \(bulkBefore) bulk answers")
+        #expect(try blocker.readReply().text == "released")
+    }
+
     @Test func aStreamChunkReportsWhenItReachedTheSocket() throws {
         let flushed = Recorder<Int>()
         let (server, port) = try startServer { _, responder in

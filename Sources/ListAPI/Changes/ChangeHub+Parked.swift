@@ -20,7 +20,10 @@ extension ChangeHub {
     /// lock), and copying a struct of a request context and two dictionaries
     /// retains and releases each of their parts; a reference is one retain.
     final class Parked: Sendable {
-        /// The way back to the client, through the request pipeline's middleware.
+        /// The way back to the client, through the request pipeline's
+        /// middleware; its answers are bulk (``Exchange/inBulk``), as one
+        /// commit gives thousands at once and a write's own answer must not
+        /// wait behind them.
         let exchange: Exchange
         let watch: Watch
         let pretty: Bool
@@ -46,7 +49,7 @@ extension ChangeHub {
             epochs: [Identifier: String], maxChanges: Int? = nil, views: [Identifier: ViewSpec] = [:],
             held: [Identifier: Int64] = [:], deadline: UInt64 = 0, sameSince: [Identifier: Int64] = [:]
         ) {
-            self.exchange = exchange
+            self.exchange = exchange.inBulk
             self.watch = watch
             self.pretty = pretty
             self.since = since

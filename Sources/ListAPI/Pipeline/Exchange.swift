@@ -12,6 +12,17 @@ struct Exchange: Sendable {
     let context: Context
     let responder: Responder
     let pipeline: RequestPipeline
+    /// Whether its answer may wait behind a burst of others in its event
+    /// loop's inbox (see ``Server/Urgency``): `.bulk` for a parked long-poll's.
+    var urgency: Urgency = .direct
+
+    /// The same exchange, its answer one of a burst (a parked long-poll's: one
+    /// commit answers thousands), so that it never holds back a direct answer.
+    var inBulk: Exchange {
+        var exchange = self
+        exchange.urgency = .bulk
+        return exchange
+    }
 
     /// Sends `response`.
     func respond(_ response: Response) { pipeline.send(response, for: self) }

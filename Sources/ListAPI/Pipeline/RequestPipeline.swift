@@ -146,7 +146,7 @@ final class RequestPipeline: Sendable {
     func send(_ response: Response, for exchange: Exchange) {
         var response = response
         passOut(&response, exchange.context)
-        exchange.responder.respond(response)
+        exchange.responder.respond(response, urgency: exchange.urgency)
     }
 
     /// Starts `exchange`'s event stream with `head`, passed through the middleware.
