@@ -346,8 +346,7 @@ import Testing
         let order = Recorder<String>()
         let stream = Mutex<ResponseStream?>(nil)
         let waiting = Mutex<Responder?>(nil)
-        let blocked = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
+        let hold = LoopHold()
         let (server, port) = try startServer({ $0.eventLoops = 1 }) { request, responder in
             switch request.path {
             case "/stream":
@@ -361,22 +360,18 @@ import Testing
                 responder.respond(ok("mark"))
             default:
                 // Holds the one loop while the test queues chunks and an answer for it.
-                blocked.signal()
-                release.wait()
-                responder.respond(ok("released"))
+                hold.holdLoop(responder)
             }
         }
         defer { stop(server) }
         // Runs before stop (defers run in reverse): the loop is never left held.
-        defer { release.signal() }
+        defer { hold.release() }
         let streaming = try TestClient(port: port)
         streaming.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
         let waiter = try TestClient(port: port)
         waiter.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\nGET /mark HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(eventually { stream.withLock { $0 != nil } && waiting.withLock { $0 != nil } })
-        let blocker = try TestClient(port: port)
-        blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
-        try #require(blocked.wait(timeout: .now() + 10) == .success, "the loop never ran the blocking handler")
+        let blocker = try hold.hold(port: port)
 
         let chunks = 1_000
         let output = try #require(stream.withLock { $0 })
@@ -385,7 +380,7 @@ import Testing
             output.write(Array("data: \(index)\n\n".utf8), whenFlushed: { order.append("chunk") })
         }
         responder.respond(ok("answered"))
-        release.signal()
+        hold.release()
 
         #expect(try waiter.readReply().text == "answered")
         #expect(try waiter.readReply().text == "mark")
@@ -405,8 +400,7 @@ import Testing
         let order = Recorder<String>()
         let parked = Recorder<Responder>()
         let waiting = Mutex<Responder?>(nil)
-        let blocked = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
+        let hold = LoopHold()
         let (server, port) = try startServer({ $0.eventLoops = 1 }) { request, responder in
             switch request.path {
             case "/park":
@@ -419,14 +413,12 @@ import Testing
                 responder.respond(ok("mark"))
             default:
                 // Holds the one loop while the test queues the answers for it.
-                blocked.signal()
-                release.wait()
-                responder.respond(ok("released"))
+                hold.holdLoop(responder)
             }
         }
         defer { stop(server) }
         // Runs before stop (defers run in reverse): the loop is never left held.
-        defer { release.signal() }
+        defer { hold.release() }
         let count = 200
         let followers = try (0..<count).map { _ in try TestClient(port: port) }
         for follower in followers {
@@ -435,14 +427,12 @@ import Testing
         let writer = try TestClient(port: port)
         writer.send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\nGET /mark HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(eventually { parked.count == count && waiting.withLock { $0 != nil } })
-        let blocker = try TestClient(port: port)
-        blocker.send("GET /block HTTP/1.1\r\nHost: x\r\n\r\n")
-        try #require(blocked.wait(timeout: .now() + 10) == .success, "the loop never ran the blocking handler")
+        let blocker = try hold.hold(port: port)
 
         for responder in parked.all { responder.respond(ok("bulk"), urgency: .bulk) }
         let responder = try #require(waiting.withLock { $0 })
         responder.respond(ok("answered"))
-        release.signal()
+        hold.release()
 
         #expect(try writer.readReply().text == "answered")
         #expect(try writer.readReply().text == "mark")

@@ -1,4 +1,5 @@
 import CSystem
+import Dispatch
 import Glibc
 import HTTP
 import Logging
@@ -222,6 +223,32 @@ func ok(_ text: String, headers: HTTPHeaders = [:]) -> Response {
     var headers = headers
     headers.add(name: "Content-Type", value: "text/plain")
     return Response(status: .ok, headers: headers, body: Array(text.utf8))
+}
+
+/// Holds a one-loop server's loop in a handler while a test queues answers
+/// for it from outside, so the loop finds them all queued when it goes on.
+final class LoopHold: Sendable {
+    private let held = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    /// The holding route's handler: holds the loop until ``release()``, then answers "released".
+    func holdLoop(_ responder: Responder) {
+        held.signal()
+        released.wait()
+        responder.respond(ok("released"))
+    }
+
+    /// Sends `request` (routed to ``holdLoop(_:)``) on a new connection and
+    /// returns once the loop is held, with the connection its answer comes on.
+    func hold(port: Int, request: String = "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n") throws -> TestClient {
+        let client = try TestClient(port: port)
+        client.send(request)
+        guard held.wait(timeout: .now() + 10) == .success else { throw TestClient.Failure.timeout }
+        return client
+    }
+
+    /// Lets the loop go on. Call it (in a `defer` too) however the test ends.
+    func release() { released.signal() }
 }
 
 /// A counter handlers can bump from any thread.
