@@ -36,6 +36,10 @@ enum LoopMessage: Sendable {
 /// when those shared the direct queue). A response never overtakes anything
 /// of its own connection: a connection's next request, whose response this
 /// could be, is read only after its stream has ended or its answer was sent.
+/// A stream's head, though a request's own answer too, stays in the second
+/// queue: its chunks are posted right after it, and a loop that took that
+/// queue between the two posts would reach them first and drop them (the
+/// connection is not streaming yet).
 final class EventLoop: Sendable {
     private struct Inbox {
         var messages: [LoopMessage] = []
