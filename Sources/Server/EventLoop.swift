@@ -52,7 +52,7 @@ final class EventLoop: Sendable {
     /// late responder never writes to a reused descriptor.
     let wakeFD: Int32
     private let inbox = Mutex(Inbox())
-    /// Whether responses (or a drain) wait in the inbox: a check without the lock.
+    /// Whether direct responses (or a drain) wait in the inbox: a check without the lock.
     private let responsesWaiting = Atomic<Bool>(false)
 
     init(index: Int) throws(SystemError) {
@@ -286,9 +286,9 @@ final class EventLoopCore {
         }
     }
 
-    /// How many messages the loop handles between two looks for responses
-    /// (see ``EventLoop``): a write's answer waits behind at most this many
-    /// stream chunks.
+    /// How many messages the loop handles between two looks for direct
+    /// responses (see ``EventLoop``): a write's answer waits behind at most
+    /// this many stream chunks or bulk answers.
     static let answerCheckInterval = 64
 
     private func processInbox() {
@@ -308,7 +308,7 @@ final class EventLoopCore {
         }
     }
 
-    /// Handles the responses waiting in the inbox; whether there were any.
+    /// Handles the direct responses (and drains) waiting in the inbox; whether there were any.
     @discardableResult
     private func processResponses() -> Bool {
         loop.takeResponses(swappingWith: &spareResponses)
