@@ -103,9 +103,9 @@ final class InProcessExchange: Sendable {
     let responder: Responder
 
     init() {
-        let box = ResponseBox()
-        let streamBox = ResponseBox()
-        let urgency = UrgencyBox()
+        let box = LockedBox<Response>()
+        let streamBox = LockedBox<Response>()
+        let urgency = LockedBox<Urgency>()
         responder = Responder(delivering: { delivery in
             switch delivery {
             case .response(let response, let given):
@@ -120,13 +120,13 @@ final class InProcessExchange: Sendable {
         self.urgency = urgency
     }
 
-    private let urgency: UrgencyBox
+    private let urgency: LockedBox<Urgency>
 
     /// How urgent the answer was given as, if it was given (see ``Server/Urgency``).
     var answeredUrgency: Urgency? { urgency.get() }
 
-    private let box: ResponseBox
-    private let streamBox: ResponseBox
+    private let box: LockedBox<Response>
+    private let streamBox: LockedBox<Response>
 
     /// The answer, if the handler gave one.
     var answered: Response? { box.get() }
@@ -155,14 +155,9 @@ final class InProcessExchange: Sendable {
 
 struct InProcessTimeout: Error {}
 
-final class UrgencyBox: Sendable {
-    private let value = Mutex<Urgency?>(nil)
-    func set(_ urgency: Urgency) { value.withLock { $0 = urgency } }
-    func get() -> Urgency? { value.withLock { $0 } }
-}
-
-final class ResponseBox: Sendable {
-    private let value = Mutex<Response?>(nil)
-    func set(_ response: Response) { value.withLock { $0 = response } }
-    func get() -> Response? { value.withLock { $0 } }
+/// A value a handler's answer sets from any thread, read by the test.
+final class LockedBox<Value: Sendable>: Sendable {
+    private let value = Mutex<Value?>(nil)
+    func set(_ newValue: Value) { value.withLock { $0 = newValue } }
+    func get() -> Value? { value.withLock { $0 } }
 }
