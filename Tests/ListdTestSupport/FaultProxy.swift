@@ -18,6 +18,12 @@ import Synchronization
 ///
 /// The fates are drawn in the order connections arrive, so a seed replays the
 /// same sequence of fates, though which request meets which one depends on timing.
+/// With a `scriptMarker`, the script's fates go only to connections whose first
+/// request holds that text (a test's own list id), decided when it arrives:
+/// a connection another test's client opened to a port reused from its stopped
+/// server, or one the client gave up before sending on it, takes none of them.
+/// A connection to listd that fails is tried again for a few seconds before the
+/// client is reset, so a busy machine does not turn a scripted fate into a refusal.
 ///
 /// Each connection is served by one thread of its own with `poll` (never Swift's
 /// cooperative pool, whose two threads on a two-core machine the tests share).
@@ -53,14 +59,21 @@ public final class FaultProxy: Sendable {
     private let odds: Odds
     private let random: Mutex<SeededGenerator>
     private let script: Mutex<[Fate]>
+    private let scriptMarker: [UInt8]?
     private let counts = Mutex<[String: Int]>([:])
+    private let lost = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
 
     /// Starts a proxy to `127.0.0.1:upstreamPort`: the first connections get the
     /// fates of `script` in order, the later ones fates drawn from `seed` with `odds`.
-    public init(upstreamPort: Int, seed: UInt64, odds: Odds = Odds(), script: [Fate] = []) throws {
+    /// With `scriptMarker`, only connections whose first request holds it take the
+    /// script's fates (the others pass untouched).
+    public init(
+        upstreamPort: Int, seed: UInt64, odds: Odds = Odds(), script: [Fate] = [], scriptMarker: String? = nil
+    ) throws {
         self.upstreamPort = upstreamPort
         self.script = Mutex(script)
+        self.scriptMarker = scriptMarker.map { Array($0.utf8) }
         self.odds = odds
         random = Mutex(SeededGenerator(seed: seed))
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -94,6 +107,9 @@ public final class FaultProxy: Sendable {
     /// How many connections got each fate so far (`pass`, `drop`, `reset`, `delay`, `refuse`).
     public var fates: [String: Int] { counts.withLock { $0 } }
 
+    /// How many of listd's answers the proxy read and did not forward (each a `drop` or a `reset`).
+    public var answersLost: Int { lost.load(ordering: .relaxed) }
+
     /// Stops accepting; connections already open run to their end.
     public func stop() {
         guard !stopped.exchange(true, ordering: .relaxed) else { return }
@@ -111,7 +127,12 @@ public final class FaultProxy: Sendable {
         return address
     }
 
-    private func nextFate() -> Fate {
+    /// The fate of a connection whose first request is `request` (`nil`: decided at its accept).
+    private func nextFate(request: ArraySlice<UInt8>? = nil) -> Fate {
+        if let scriptMarker, let request, !Self.contains(request, scriptMarker) {
+            counts.withLock { $0["pass", default: 0] += 1 }
+            return .pass(answers: .max)
+        }
         let scripted = script.withLock { $0.isEmpty ? nil : $0.removeFirst() }
         let fate =
             scripted
@@ -151,9 +172,8 @@ public final class FaultProxy: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 break
             }
-            let fate = nextFate()
-            let port = upstreamPort
-            let thread = Thread { Self.serve(client: client, upstreamPort: port, fate: fate) }
+            let fate = scriptMarker == nil ? nextFate() : nil
+            let thread = Thread { [self] in serve(client: client, fate: fate) }
             thread.name = "FaultProxy.connection"
             thread.start()
         }
@@ -167,21 +187,46 @@ public final class FaultProxy: Sendable {
         close(socket)
     }
 
-    private static func serve(client: Int32, upstreamPort: Int, fate: Fate) {
+    /// Whether `bytes` holds `marker`.
+    private static func contains(_ bytes: ArraySlice<UInt8>, _ marker: [UInt8]) -> Bool {
+        guard !marker.isEmpty, bytes.count >= marker.count else { return marker.isEmpty }
+        var start = bytes.startIndex
+        while start + marker.count <= bytes.endIndex {
+            if bytes[start..<start + marker.count].elementsEqual(marker) { return true }
+            start += 1
+        }
+        return false
+    }
+
+    /// A connection to listd, tried for up to about 5 s (a busy machine's
+    /// listd may be slow to take it); nil if it never succeeds.
+    private func connectUpstream() -> Int32? {
+        for attempt in 0..<50 {
+            if attempt > 0 { usleep(100_000) }
+            let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard upstream >= 0 else { continue }
+            var address = Self.loopback(port: UInt16(upstreamPort))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            if connected == 0 { return upstream }
+            close(upstream)
+            if stopped.load(ordering: .relaxed) { return nil }
+        }
+        return nil
+    }
+
+    /// Serves one connection; `fate` nil: decided by its first request (``scriptMarker``).
+    private func serve(client: Int32, fate initial: Fate?) {
+        var fate = initial
         if fate == .refuse {
-            reset(client)
+            Self.reset(client)
             return
         }
-        let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = loopback(port: UInt16(upstreamPort))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard upstream >= 0, connected == 0 else {
-            if upstream >= 0 { close(upstream) }
-            reset(client)
+        guard let upstream = connectUpstream() else {
+            Self.reset(client)
             return
         }
         var answers = 0
@@ -197,16 +242,27 @@ public final class FaultProxy: Sendable {
                 let to = index == 0 ? upstream : client
                 let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
                 guard count > 0 else { break loop }
+                if fate == nil {
+                    // The first bytes of the first request (listd says nothing unasked).
+                    fate = index == 0 ? nextFate(request: buffer[..<count]) : .pass(answers: .max)
+                    if fate == .refuse {
+                        close(upstream)
+                        Self.reset(client)
+                        return
+                    }
+                }
                 if index == 1 {
                     // An answer (or the start of one) came from listd.
                     switch fate {
                     case .drop(let after) where answers >= after:
+                        lost.add(1, ordering: .relaxed)
                         close(upstream)
                         close(client)
                         return
                     case .reset(let after) where answers >= after:
+                        lost.add(1, ordering: .relaxed)
                         close(upstream)
-                        reset(client)
+                        Self.reset(client)
                         return
                     case .delay(let milliseconds, _):
                         usleep(useconds_t(milliseconds * 1000))
@@ -214,7 +270,7 @@ public final class FaultProxy: Sendable {
                     }
                     answers += 1
                 }
-                guard writeAll(to, buffer, count) else { break loop }
+                guard Self.writeAll(to, buffer, count) else { break loop }
                 switch fate {
                 case .pass(let lifespan) where answers >= lifespan, .delay(_, let lifespan) where answers >= lifespan:
                     break loop
