@@ -53,9 +53,9 @@ import Testing
         let direct = server.client()
         _ = try await direct.createList(id: "o")
         _ = try await direct.createSection(in: "o", ["id": "s", "model": [:]])
-        // A port that refuses: a proxy stopped at once.
-        let dead = try FaultProxy(upstreamPort: server.port, seed: 0)
-        dead.stop()
+        // A port that refuses, held so that no other test's server can take it meanwhile.
+        let dead = try RefusingPort()
+        defer { dead.close() }
         let client = ListClient(baseURL: dead.baseURL, token: nil)
         client.retryPolicy = RetryPolicy(
             maxAttempts: 2, minimumBackoff: .milliseconds(1), maximumBackoff: .milliseconds(2))

@@ -76,7 +76,9 @@ public final class FaultProxy: Sendable {
         self.scriptMarker = scriptMarker.map { Array($0.utf8) }
         self.odds = odds
         random = Mutex(SeededGenerator(seed: seed))
-        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec, every socket of the proxy: a listd child another test
+        // starts meanwhile must not inherit one, or a close here sends no FIN.
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw TestFailure("proxy socket: errno \(errno)") }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
@@ -172,6 +174,7 @@ public final class FaultProxy: Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 break
             }
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             let fate = scriptMarker == nil ? nextFate() : nil
             let thread = Thread { [self] in serve(client: client, fate: fate) }
             thread.name = "FaultProxy.connection"
@@ -192,7 +195,7 @@ public final class FaultProxy: Sendable {
     private func connectUpstream() -> Int32? {
         for attempt in 0..<50 {
             if attempt > 0 { usleep(100_000) }
-            let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard upstream >= 0 else { continue }
             var address = Self.loopback(port: UInt16(upstreamPort))
             let connected = withUnsafePointer(to: &address) {
