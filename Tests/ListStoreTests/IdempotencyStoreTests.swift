@@ -172,6 +172,105 @@ import Testing
     }
 }
 
+/// On SQLite a group commit's claims go in together just before its commit
+/// (``DeferredClaims``): every write that applied has its record, a write
+/// that failed has none, whatever its place among more claims than one
+/// statement inserts, and two writes of one key in one group apply once.
+@Suite struct GroupCommitClaimTests {
+    @Test func claimsOfOneGroupCommitGoInTogetherAndFailedWritesLeaveNone() async throws {
+        let directory = try TemporaryDirectory()
+        let gate = WriterGate()
+        var configuration = StoreConfiguration(fullSync: false, onGroupCommit: { gate.hook($0) })
+        configuration.migrationsDirectory = migrationsDirectory
+        let store = try await SQLiteStore(path: directory.databasePath, configuration: configuration)
+        let list = try await store.createList(id: id("l"), name: "", sections: [NewSection(id: id("s"))]).id
+
+        // Hold the writer after one commit, so that every write below queues for the next.
+        gate.arm()
+        let first = Task { try await store.apply(insert("first"), to: list, expectedVersion: nil) }
+        try await waitUntil("the first write committed and the writer waits") { gate.isHolding }
+        let count = 70
+        let failing = Set(stride(from: 5, to: count, by: 10))
+        var writes: [Task<Bool, any Error>] = []
+        for index in 0..<count {
+            let claim = IdempotencyClaim(caller: "open", key: "k\(index)", fingerprint: "f\(index)")
+            // Every third keeps its change with its record: rows with and without one share statements.
+            if index % 3 == 0 {
+                claim.answer.render { (result: WriteResult) in result.change.map(StoredAnswer.init(change:)) }
+            }
+            // A stale expected version fails the write in the writer, after the writes before it ran.
+            let expected: Int64? = failing.contains(index) ? 1 : nil
+            writes.append(
+                Task {
+                    do {
+                        _ = try await IdempotencyClaim.$current.withValue(claim) {
+                            try await store.apply(insert("i\(index)"), to: list, expectedVersion: expected)
+                        }
+                        return true
+                    } catch let error as StoreError {
+                        guard case .versionMismatch(expected: 1, actual: _) = error.kind else { throw error }
+                        return false
+                    }
+                })
+            try await waitUntil("write \(index) is queued") { store.queuedWrites == index + 1 }
+        }
+        // Two requests with one key in the same group (the service never lets them run together; the store must not care).
+        let twice = (0..<2).map { copy in
+            Task {
+                let claim = IdempotencyClaim(caller: "open", key: "twice", fingerprint: "t")
+                do {
+                    _ = try await IdempotencyClaim.$current.withValue(claim) {
+                        try await store.apply(insert("twice-\(copy)"), to: list, expectedVersion: nil)
+                    }
+                    return true
+                } catch let error as StoreError where error.kind == .idempotencyKeyUsed {
+                    return false
+                }
+            }
+        }
+        try await waitUntil("every write is queued") { store.queuedWrites == count + 2 }
+        let commitsBefore = store.counters.commits
+        gate.open()
+        _ = try await first.value
+
+        var applied: [String] = []
+        for (index, write) in writes.enumerated() {
+            let succeeded = try await write.value
+            #expect(succeeded == !failing.contains(index), "write \(index)")
+            let record = try await store.idempotencyRecord(caller: "open", key: "k\(index)")
+            if succeeded {
+                applied.append("i\(index)")
+                #expect(record?.fingerprint == "f\(index)", "write \(index) applied and keeps its record")
+                #expect((record?.answer?.change != nil) == (index % 3 == 0), "write \(index)'s kept change")
+            } else {
+                #expect(record == nil, "write \(index) failed and left a record")
+            }
+        }
+        let twiceApplied = [try await twice[0].value, try await twice[1].value]
+        #expect(twiceApplied.filter { $0 }.count == 1, "one key applied \(twiceApplied)")
+        if let copy = twiceApplied.firstIndex(of: true) { applied.append("twice-\(copy)") }
+        #expect(try await store.idempotencyRecord(caller: "open", key: "twice")?.fingerprint == "t")
+        #expect(store.counters.commits - commitsBefore == 1, "the queued writes were one group commit")
+
+        let snapshot = try await store.snapshot(of: list)
+        #expect(snapshot.sections[0].items.map(\.id) == [id("first")] + applied.map { id($0) })
+        // A retry of an applied write applies nothing.
+        let retry = IdempotencyClaim(caller: "open", key: "k0", fingerprint: "f0")
+        let error = await #expect(throws: StoreError.self) {
+            try await IdempotencyClaim.$current.withValue(retry) {
+                try await store.apply(insert("i0-again"), to: list, expectedVersion: nil)
+            }
+        }
+        #expect(error?.kind == .idempotencyKeyUsed)
+        #expect(try await store.snapshot(of: list).version == snapshot.version)
+        await store.close()
+    }
+
+    private func insert(_ item: String) -> [ListOperation] {
+        [.insertItem(section: id("s"), item: NewItem(id: id(item)), at: nil)]
+    }
+}
+
 /// Migration 0010 moves the SQLite store's records into a rowid table: a
 /// store made before it keeps every record, its answer and its key's
 /// uniqueness across the upgrade.
