@@ -53,14 +53,6 @@ package struct SQLDialect: Sendable {
     /// rowid (SQLite, migration 0011: no index on `created_at` to update on
     /// each claim). Otherwise (PostgreSQL) through the index on `created_at`.
     package let prunesIdempotencyKeysByRowid: Bool
-    /// A write's idempotency claim is checked by a lookup when the write
-    /// starts and inserted with the other claims of its group commit just
-    /// before the commit (SQLite: the writer holds the database's one write
-    /// lock from `BEGIN IMMEDIATE` to `COMMIT`, so nobody can take the key
-    /// in between; ``ListWriter/claiming(_:rendering:now:_:)``). Otherwise
-    /// (PostgreSQL) each write inserts its claim in its own savepoint, where
-    /// the unique key makes another session's claim of it wait.
-    package let defersIdempotencyClaims: Bool
     /// How many versions of history one statement of a catch-up reads. On
     /// PostgreSQL, 2,000: the statements go in one pipeline, and the server
     /// produces the next span's rows while the store reads these. SQLite,
@@ -70,11 +62,11 @@ package struct SQLDialect: Sendable {
     /// SQLite's (``SQLiteStore``).
     package static let sqlite = SQLDialect(
         hasTextIndexTable: true, indexesItemsByInserting: true, prunesIdempotencyKeysByRowid: true,
-        defersIdempotencyClaims: true, historyVersionsPerStatement: Int(Int32.max))
+        historyVersionsPerStatement: Int(Int32.max))
     /// PostgreSQL's (`PostgresStore`).
     package static let postgreSQL = SQLDialect(
         hasTextIndexTable: false, indexesItemsByInserting: false, prunesIdempotencyKeysByRowid: false,
-        defersIdempotencyClaims: false, historyVersionsPerStatement: 2_000)
+        historyVersionsPerStatement: 2_000)
 }
 
 extension SQLSession {
@@ -218,17 +210,6 @@ package struct Database {
     /// asked to return the row.
     func inserted(_ insert: String, _ values: SQLValue...) throws(StoreError) -> Bool {
         try inserted(insert, values: values)
-    }
-
-    /// Runs `insert` (an `INSERT … ON CONFLICT DO NOTHING`) and returns how many rows it inserted.
-    func insertedRows(_ insert: String, values: [SQLValue]) throws(StoreError) -> Int {
-        switch backend {
-        case .sqlite(let connection):
-            try run(insert, values)
-            return connection.changes
-        case .session(let session):
-            return try session.rows(insert + " RETURNING 1", values).count
-        }
     }
 
     /// ``inserted(_:_:)`` with the values in an array.

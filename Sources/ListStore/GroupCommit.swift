@@ -210,7 +210,6 @@ package struct GroupCommit: Sendable {
         if broken == nil {
             commits = succeeded.flatMap(\.commits)
             do throws(StoreError) {
-                try writer.insertDeferredClaims()
                 try dialect.commit(commits)
             } catch {
                 broken = error

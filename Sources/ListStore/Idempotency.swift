@@ -7,11 +7,11 @@ import Synchronization
 ///
 /// The service sets ``current`` around a route's handler; every write the
 /// store runs in that task claims the key *in the write's own transaction*:
-/// its record (``IdempotencyRecord``) commits with the write, and the write
-/// fails with `idempotencyKeyUsed`, nothing applied, when the caller's key is
-/// recorded already (or being recorded by another session, which it waits
-/// for: the unique key makes it). So a committed write always has its
-/// record, and a key never applies twice (``ListWriter/claiming(_:rendering:now:_:)``).
+/// it inserts the record (``IdempotencyRecord``) and fails with
+/// `idempotencyKeyUsed`, its savepoint rolled back so nothing is applied,
+/// when the caller's key is recorded already (or being recorded by another
+/// session, which it waits for: the unique key makes it). So a committed
+/// write always has its record, and a key never applies twice.
 ///
 /// The answer is kept in the same transaction when the service can render
 /// it from the write's result alone (``ClaimAnswer/render(_:)``): the store
@@ -253,15 +253,6 @@ extension Database {
     /// when the key is taken (on PostgreSQL, after waiting for the
     /// transaction that took it).
     func claimIdempotencyKey(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) throws(StoreError) {
-        let insert = Self.claimInsert(claim, answer: answer, now: now)
-        guard try inserted(insert.sql, values: insert.values) else { throw StoreError.idempotencyKeyUsed(claim.key) }
-    }
-
-    /// The statement that inserts `claim`'s record (nothing when the key is
-    /// taken), and its values.
-    static func claimInsert(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64)
-        -> (sql: String, values: [SQLValue])
-    {
         // One array of the values, sized once: this runs on every keyed write.
         var values: [SQLValue] = []
         values.reserveCapacity(8)
@@ -274,14 +265,11 @@ extension Database {
         values.append(answer?.bodyValue ?? .null)
         let keptChange = answer?.change
         if let keptChange { values.append(.blob(keptChange.encoded())) }
-        return (keptChange == nil ? claimWithoutChange : claimWithChange, values)
-    }
-
-    /// Whether the caller's `key` has a record (committed, or inserted by this transaction).
-    func idempotencyKeyTaken(caller: String, key: String) throws(StoreError) -> Bool {
-        try first(
-            "SELECT 1 FROM idempotency_keys WHERE caller = ? AND idem_key = ?", .text(caller), .text(key),
-            read: { _ in true }) != nil
+        let inserted = try self.inserted(
+            keptChange == nil ? Self.claimWithoutChange : Self.claimWithChange, values: values)
+        guard inserted else {
+            throw StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(claim.key.prefix(255))\" was used already")
+        }
     }
 
     /// The caller's record of `key`, if any.
@@ -378,24 +366,15 @@ extension Database {
 
 extension ListWriter {
     /// Runs `body` in the open savepoint under `claim`, if the write makes
-    /// one, and claims the key with the answer the claim renders from the
-    /// body's value (``ClaimAnswer``), so that the effect, its record and its
-    /// answer commit together or not at all. A key taken already fails the
-    /// write with `idempotencyKeyUsed`, nothing applied. `settle` is for the
-    /// store to call once the write committed: it tells the service the write
-    /// applied and which answer was kept with it. Without a claim,
-    /// `rendering` (the task's ``ClaimAnswer/current``) renders the answer to
-    /// hand back, storing nothing.
-    ///
-    /// How the key is claimed depends on the dialect. On PostgreSQL the
-    /// record is inserted in the write's savepoint after the body, where the
-    /// unique key makes a claim another session holds wait for that
-    /// session's transaction (a retry is rare; its savepoint's rollback
-    /// undoes the body). On SQLite (``SQLDialect/defersIdempotencyClaims``)
-    /// the key is looked up before the body (this transaction holds the
-    /// database's one write lock, so nobody can claim it before the commit),
-    /// and the record goes in with the rest of the group commit's claims just
-    /// before the commit (``insertDeferredClaims()``): see ``DeferredClaims`` for why.
+    /// one, then claims the key with the answer the claim renders from the
+    /// body's value (``ClaimAnswer``): one row, in the same savepoint, so the
+    /// effect, its record and its answer commit together or not at all. A
+    /// key taken already fails the write with `idempotencyKeyUsed` and the
+    /// savepoint's rollback undoes the body (a retry is rare; the first
+    /// request pays one statement). `settle` is for the store to call once
+    /// the write committed: it tells the service the write applied and which
+    /// answer was kept with it. Without a claim, `rendering` (the task's
+    /// ``ClaimAnswer/current``) renders the answer to hand back, storing nothing.
     package func claiming<T: Sendable>(
         _ claim: IdempotencyClaim?, rendering: ClaimAnswer? = nil, now: Int64,
         _ body: (ListWriter, Int64) throws(StoreError) -> (T, [Commit])
@@ -408,21 +387,9 @@ extension ListWriter {
             }
             return (value, commits, { rendering.setKept(answer) })
         }
-        let deferred = db.dialect.defersIdempotencyClaims
-        let slot = DeferredClaims.Slot(caller: claim.caller, key: claim.key)
-        if deferred {
-            if deferredClaims.contains(slot) { throw StoreError.idempotencyKeyUsed(claim.key) }
-            if try db.idempotencyKeyTaken(caller: claim.caller, key: claim.key) {
-                throw StoreError.idempotencyKeyUsed(claim.key)
-            }
-        }
         let (value, commits) = try body(self, now)
         let answer = claim.answer.rendered(for: value, by: self)
-        if deferred {
-            deferredClaims.append(slot, DeferredClaims.values(claim, answer: answer, now: now))
-        } else {
-            try db.claimIdempotencyKey(claim, answer: answer, now: now)
-        }
+        try db.claimIdempotencyKey(claim, answer: answer, now: now)
         return (
             value, commits,
             {
@@ -430,40 +397,6 @@ extension ListWriter {
                 claim.applied.set()
             }
         )
-    }
-
-    /// Inserts the claims the open transaction's writes deferred
-    /// (``DeferredClaims``), up to ``DeferredClaims/rowsPerStatement`` a
-    /// statement; ``GroupCommit`` calls it just before the commit. A key
-    /// found taken after all (another writer of the file claimed it while
-    /// this transaction held the write lock: it cannot) fails the whole
-    /// transaction, so no write applies without its record.
-    package func insertDeferredClaims() throws(StoreError) {
-        guard !deferredClaims.isEmpty else { return }
-        var start = 0
-        let claims = deferredClaims.claims
-        while start < claims.count {
-            let rows = claims[start..<min(start + DeferredClaims.rowsPerStatement, claims.count)]
-            // The kept change's column is named only when a claim has one (as
-            // ``Database/claimIdempotencyKey(_:answer:now:)`` does: a store on a schema before 0012).
-            let withChange = rows.contains { $0.values.count > DeferredClaims.columns }
-            var values: [SQLValue] = []
-            values.reserveCapacity(rows.count * (DeferredClaims.columns + 1))
-            for claim in rows {
-                values.append(contentsOf: claim.values)
-                if withChange, claim.values.count == DeferredClaims.columns { values.append(.null) }
-            }
-            let insert = DeferredClaims.insert(rows: rows.count, withChange: withChange)
-            guard try db.insertedRows(insert, values: values) == rows.count else {
-                let keys = rows.map { "\"\($0.slot.key.prefix(255))\"" }.joined(separator: ", ")
-                throw StoreError(
-                    .storageFailure,
-                    "an Idempotency-Key of \(keys) was claimed by another writer while this transaction held the write lock; nothing was written"
-                )
-            }
-            start += rows.count
-        }
-        deferredClaims.removeAll()
     }
 
     /// The caller's record of `key`, if any.
@@ -491,95 +424,5 @@ extension ListReader {
     /// The caller's record of `key`, if any.
     package func idempotencyRecord(caller: String, key: String) throws(StoreError) -> IdempotencyRecord? {
         try db.idempotencyRecord(caller: caller, key: key)
-    }
-}
-
-/// The idempotency claims of the writer's open transaction, on a dialect
-/// that inserts them just before the commit (``SQLDialect/defersIdempotencyClaims``,
-/// SQLite), in the order their writes ran; each write's key was looked up
-/// when it started (``ListWriter/claiming(_:rendering:now:_:)``).
-///
-/// Why: a claim inserted by a statement of its own in its write's savepoint
-/// is the whole of a key's cost on SQLite's writer thread. The claims of a
-/// group commit inserted together, by one statement for up to
-/// ``rowsPerStatement`` of them, cost SQLite about a third less (measured
-/// in Benchmarks/ServiceBenchmarks/README.md, session 29).
-struct DeferredClaims {
-    /// A caller's key.
-    struct Slot: Hashable {
-        let caller: String
-        let key: String
-    }
-
-    /// The most claims one statement inserts.
-    static let rowsPerStatement = 32
-    /// The values of a claim's row without a kept change (with one: one more).
-    static let columns = 7
-
-    /// The claims, oldest first: each key and its row's values.
-    private(set) var claims: [(slot: Slot, values: [SQLValue])] = []
-    private var slots: Set<Slot> = []
-    /// How many claims there were when the running write started.
-    private var atWriteStart = 0
-
-    var isEmpty: Bool { claims.isEmpty }
-
-    /// Whether a write of the open transaction claimed `slot`.
-    func contains(_ slot: Slot) -> Bool { slots.contains(slot) }
-
-    mutating func append(_ slot: Slot, _ values: [SQLValue]) {
-        claims.append((slot, values))
-        slots.insert(slot)
-    }
-
-    mutating func writeStarted() { atWriteStart = claims.count }
-
-    /// The running write rolled back to its savepoint: its claim goes too.
-    mutating func writeRolledBack() {
-        while claims.count > atWriteStart, let last = claims.popLast() { slots.remove(last.slot) }
-    }
-
-    /// The transaction committed or rolled back.
-    mutating func removeAll() {
-        guard !claims.isEmpty else { return }
-        claims.removeAll(keepingCapacity: true)
-        slots.removeAll(keepingCapacity: true)
-        atWriteStart = 0
-    }
-
-    /// A claim's row: ``columns`` values, and the kept change when there is one.
-    static func values(_ claim: IdempotencyClaim, answer: StoredAnswer?, now: Int64) -> [SQLValue] {
-        var values: [SQLValue] = []
-        values.reserveCapacity(columns + 1)
-        values.append(.text(claim.caller))
-        values.append(.text(claim.key))
-        values.append(.text(claim.fingerprint))
-        values.append(.integer(now))
-        values.append(answer.map { .integer(Int64($0.status)) } ?? .null)
-        values.append(answer?.headerValue ?? .null)
-        values.append(answer?.bodyValue ?? .null)
-        if let change = answer?.change { values.append(.blob(change.encoded())) }
-        return values
-    }
-
-    /// The statement inserting `rows` claims, naming the kept change's column
-    /// when `withChange` (each key's conflict leaves its row out, which the
-    /// caller sees in the count of rows inserted).
-    static func insert(rows: Int, withChange: Bool) -> String {
-        guard rows >= 1, rows <= rowsPerStatement else { return makeInsert(rows: max(rows, 1), withChange: withChange) }
-        return withChange ? insertsWithChange[rows - 1] : inserts[rows - 1]
-    }
-
-    private static let inserts = (1...rowsPerStatement).map { makeInsert(rows: $0, withChange: false) }
-    private static let insertsWithChange = (1...rowsPerStatement).map { makeInsert(rows: $0, withChange: true) }
-
-    private static func makeInsert(rows: Int, withChange: Bool) -> String {
-        let width = withChange ? columns + 1 : columns
-        let row = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
-        return """
-            INSERT INTO idempotency_keys (caller, idem_key, fingerprint, created_at, status, headers, body\(withChange ? ", kept_change" : ""))
-            VALUES \(Array(repeating: row, count: rows).joined(separator: ", "))
-            ON CONFLICT (caller, idem_key) DO NOTHING
-            """
     }
 }

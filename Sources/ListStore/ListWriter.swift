@@ -19,9 +19,6 @@ package final class ListWriter {
     /// Per list, a time before which its history cannot age out (see
     /// ``prune(_:now:maxVersions:known:)``); dropped when a write rolls back.
     var ageQuietUntil: [Identifier: Int64] = [:]
-    /// The idempotency claims of the open transaction's writes, inserted
-    /// just before its commit where the dialect defers them (``DeferredClaims``).
-    var deferredClaims = DeferredClaims()
 
     package init(db: Database, configuration: StoreConfiguration) {
         self.db = db

@@ -100,10 +100,3 @@ extension StoreError {
     public static let cancelledBeforeStart = StoreError(
         .cancelled, "the request was cancelled before the store started it; nothing was read or written")
 }
-
-extension StoreError {
-    /// A write's `Idempotency-Key` is recorded already: the write applied nothing.
-    static func idempotencyKeyUsed(_ key: String) -> StoreError {
-        StoreError(.idempotencyKeyUsed, "Idempotency-Key \"\(key.prefix(255))\" was used already")
-    }
-}

@@ -172,10 +172,10 @@ import Testing
     }
 }
 
-/// On SQLite a group commit's claims go in together just before its commit
-/// (``DeferredClaims``): every write that applied has its record, a write
-/// that failed has none, whatever its place among more claims than one
-/// statement inserts, and two writes of one key in one group apply once.
+/// Many keyed writes in one SQLite group commit: every write that applied
+/// has its record (and its kept change), a write that failed has none,
+/// whatever its place in the batch, and two writes of one key in one group
+/// apply once.
 @Suite struct GroupCommitClaimTests {
     @Test func claimsOfOneGroupCommitGoInTogetherAndFailedWritesLeaveNone() async throws {
         let directory = try TemporaryDirectory()

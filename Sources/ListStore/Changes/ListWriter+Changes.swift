@@ -116,23 +116,18 @@ extension ListWriter {
 /// transactions on the writer (pruning) call ``transactionRolledBack()``.
 extension ListWriter {
     /// A write starts in its own savepoint: ``writeRolledBack()`` undoes only its index changes.
-    package func writeStarted() {
-        hot.beginWrite()
-        deferredClaims.writeStarted()
-    }
-    /// The write rolled back to its savepoint: drop the indexes it changed (and its deferred claim).
+    package func writeStarted() { hot.beginWrite() }
+    /// The write rolled back to its savepoint: drop the indexes it changed.
     package func writeRolledBack() {
         hot.evictWrite()
         ageQuietUntil.removeAll()
-        deferredClaims.writeRolledBack()
     }
     /// The transaction committed: the indexes' changes are durable.
     package func transactionCommitted() { hot.markClean() }
-    /// The transaction rolled back: drop every index changed in it (and every deferred claim).
+    /// The transaction rolled back: drop every index changed in it.
     package func transactionRolledBack() {
         hot.evictDirty()
         ageQuietUntil.removeAll()
-        deferredClaims.removeAll()
     }
     /// How many rank indexes were built from the rows (for tests).
     package var indexBuilds: Int { hot.builds }
