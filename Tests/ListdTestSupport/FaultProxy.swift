@@ -80,7 +80,7 @@ public final class FaultProxy: Sendable {
         // starts meanwhile must not inherit one, or a close here sends no FIN.
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw TestFailure("proxy socket: errno \(errno)") }
-        var address = Self.loopback(port: 0)
+        var address = loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -120,14 +120,6 @@ public final class FaultProxy: Sendable {
     }
 
     deinit { stop() }
-
-    private static func loopback(port: UInt16) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        return address
-    }
 
     /// The fate of a connection whose first request is `request` (`nil`: decided at its accept).
     private func nextFate(request: ArraySlice<UInt8>? = nil) -> Fate {
@@ -197,7 +189,7 @@ public final class FaultProxy: Sendable {
             if attempt > 0 { usleep(100_000) }
             let upstream = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard upstream >= 0 else { continue }
-            var address = Self.loopback(port: UInt16(upstreamPort))
+            var address = loopbackAddress(port: UInt16(upstreamPort))
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -287,4 +279,13 @@ public final class FaultProxy: Sendable {
         }
         return true
     }
+}
+
+/// `127.0.0.1:port` as a socket address (port 0: any free port, when bound).
+func loopbackAddress(port: UInt16) -> sockaddr_in {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    return address
 }
